@@ -1,0 +1,45 @@
+"""hlo-interp: parse, check, print and run XLA's HLO text on NumPy.
+
+    >>> import hlo_interp
+    >>> m = hlo_interp.parse(text)          # -> hlo_interp.ir.Module (raises HloError, located)
+    >>> print(hlo_interp.to_text(m))        # canonical text
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Union
+
+from . import ir
+from .diagnostics import HloError
+
+__all__ = ["parse", "parse_file", "to_text", "format_text", "HloError", "ir", "__version__"]
+__version__ = "0.1.0"
+
+
+def parse(text: str, filename: str = "<string>") -> ir.Module:
+    """Parse HLO text: a module (`HloModule ...`), headerless computations, or log-pasted text."""
+    from .syntax.parser import parse_module
+    return parse_module(text, filename)
+
+
+def parse_file(path: Union[str, Path]) -> ir.Module:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise HloError(f"not a text file (invalid UTF-8 at byte {e.start})", filename=str(p)) from None
+    except OSError as e:
+        raise HloError(f"cannot read: {e.strerror}", filename=str(p)) from None
+    return parse(text, str(p))
+
+
+def to_text(module: ir.Module, *, strip_metadata: bool = False, strip_backend_config: bool = False,
+            canonical_names: bool = False) -> str:
+    """Canonical HLO text of a module (XLA's printing style)."""
+    from .syntax.printer import PrintOptions, to_text as _to_text
+    return _to_text(module, PrintOptions(strip_metadata, strip_backend_config, canonical_names))
+
+
+def format_text(text: str, filename: str = "<string>", **options) -> str:
+    """parse + to_text."""
+    return to_text(parse(text, filename), **options)

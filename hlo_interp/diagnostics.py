@@ -1,0 +1,101 @@
+"""Errors as data: every failure the user can cause is an HloError with a source location.
+
+Rendered the way XLA and compilers do:
+
+    model.hlo:12:31: error: expected ',' or ')', found '='
+      %add.1 = f32[4] add(%p0 = %p1)
+                                  ^
+"""
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from typing import Optional
+
+
+@dataclass
+class SourceText:
+    """The text being parsed, with a line index for offset -> line/column conversions."""
+    text: str
+    filename: str = "<string>"
+    _line_starts: Optional[list[int]] = None
+
+    @property
+    def line_starts(self) -> list[int]:
+        if self._line_starts is None:
+            starts = [0]
+            find = self.text.find
+            i = find("\n")
+            while i >= 0:
+                starts.append(i + 1)
+                i = find("\n", i + 1)
+            self._line_starts = starts
+        return self._line_starts
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        """1-based line and column of a character offset."""
+        starts = self.line_starts
+        line = bisect.bisect_right(starts, offset)
+        return line, offset - starts[line - 1] + 1
+
+    def line_text(self, line: int) -> str:
+        starts = self.line_starts
+        if line < 1 or line > len(starts):
+            return ""
+        end = self.text.find("\n", starts[line - 1])
+        return self.text[starts[line - 1]:] if end < 0 else self.text[starts[line - 1]:end]
+
+
+class HloError(Exception):
+    """A located error: FILE:LINE:COL: error: MESSAGE, the source line and a caret."""
+
+    def __init__(self, message: str, *, filename: Optional[str] = None, line: Optional[int] = None,
+                 column: Optional[int] = None, source_line: Optional[str] = None,
+                 notes: Optional[list[str]] = None, code: str = "error"):
+        super().__init__(message)
+        self.message = message
+        self.filename = filename
+        self.line = line
+        self.column = column
+        self.source_line = source_line
+        self.notes = notes or []
+        self.code = code
+
+    @classmethod
+    def at(cls, source: SourceText, offset: int, message: str, **kw) -> "HloError":
+        line, col = source.line_col(offset)
+        return cls(message, filename=source.filename, line=line, column=col,
+                   source_line=source.line_text(line), **kw)
+
+    @property
+    def location(self) -> str:
+        parts = [self.filename or "<string>"]
+        if self.line is not None:
+            parts.append(str(self.line))
+            if self.column is not None:
+                parts.append(str(self.column))
+        return ":".join(parts)
+
+    def render(self) -> str:
+        out = [f"{self.location}: error: {self.message}"]
+        if self.source_line is not None and self.column is not None:
+            src = self.source_line.replace("\t", " ")
+            # Long lines (single-line dumps, big constants) are cut around the caret.
+            col = self.column - 1
+            if len(src) > 160:
+                start = max(0, col - 80)
+                prefix = "..." if start > 0 else ""
+                src = prefix + src[start:start + 160] + ("..." if start + 160 < len(src) else "")
+                col = col - start + len(prefix)
+            out.append("  " + src)
+            out.append("  " + " " * col + "^")
+        for note in self.notes:
+            out.append(f"note: {note}")
+        return "\n".join(out)
+
+    def __str__(self) -> str:
+        return self.render()
+
+    def to_dict(self) -> dict:
+        return {"file": self.filename, "line": self.line, "column": self.column,
+                "severity": "error", "code": self.code, "message": self.message}

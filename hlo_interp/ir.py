@@ -1,0 +1,403 @@
+"""The typed IR of an HLO module: shapes, layouts, literals, attribute values, instructions.
+
+Everything here is plain data.  Equality ignores source locations, so `parse(print(m)) == m` is a
+meaningful test.  Values of attributes are decoded per the opcode table (hlo_interp/opcodes.py); an
+attribute the table does not know is kept as its generic syntax tree (the `G*` classes below) and is
+printed back as written.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+import numpy as np
+
+from .types import PrimitiveType
+
+UNBOUNDED = -1  # the size of a `?` dimension
+TILE_COMBINE = -(2**63)  # the `*` entry of a tile (XLA's kCombineDimension)
+
+
+# --------------------------------------------------------------------------------------------------
+# Shapes and layouts
+
+@dataclass(frozen=True)
+class Layout:
+    minor_to_major: tuple[int, ...] = ()
+    dim_level_types: Optional[str] = None  # the raw `D(...)` item
+    tiles: tuple[tuple[int, ...], ...] = ()
+    tail_padding_alignment: Optional[int] = None  # L(n), in elements
+    index_type: Optional[PrimitiveType] = None  # #(u32)
+    pointer_type: Optional[PrimitiveType] = None  # *(u32)
+    element_size_bits: Optional[int] = None  # E(n)
+    memory_space: Optional[int] = None  # S(n)
+    split_configs: tuple[tuple[int, tuple[int, ...]], ...] = ()  # SC(d:i,..)(d:i,..)
+    physical_shape: Optional["Shape"] = None  # P(shape)
+    dynamic_prefix_bytes: Optional[int] = None  # M(n)
+
+    @property
+    def has_extras(self) -> bool:
+        return any(
+            v not in (None, ())
+            for v in (self.dim_level_types, self.tiles, self.tail_padding_alignment, self.index_type,
+                      self.pointer_type, self.element_size_bits, self.memory_space,
+                      self.split_configs, self.physical_shape, self.dynamic_prefix_bytes))
+
+
+@dataclass(frozen=True)
+class ArrayShape:
+    element_type: PrimitiveType
+    dims: tuple[int, ...] = ()
+    dynamic: tuple[bool, ...] = ()  # per dimension: `<=N` or `?`
+    layout: Optional[Layout] = None
+
+    is_tuple = False
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims)
+
+    @property
+    def is_token(self) -> bool:
+        return self.element_type.kind == "token"
+
+    def num_elements(self) -> int:
+        n = 1
+        for d in self.dims:
+            n *= max(d, 0)
+        return n
+
+
+@dataclass(frozen=True)
+class TupleShape:
+    elements: tuple["Shape", ...] = ()
+
+    is_tuple = True
+
+
+@dataclass(frozen=True)
+class BufferShape:
+    """`b(shape)`: a buffer type."""
+    element: "Shape"
+
+    is_tuple = False
+
+
+Shape = Union[ArrayShape, TupleShape, BufferShape]
+
+
+def default_layout(shape: ArrayShape) -> Layout:
+    return Layout(tuple(range(shape.rank - 1, -1, -1)))
+
+
+def with_default_layouts(shape: Shape) -> Shape:
+    """Fill missing layouts with the default (major-to-minor) one, as XLA's parser does."""
+    if isinstance(shape, TupleShape):
+        return TupleShape(tuple(with_default_layouts(s) for s in shape.elements))
+    if isinstance(shape, BufferShape):
+        return BufferShape(with_default_layouts(shape.element))
+    if shape.layout is None and shape.element_type.is_array_type:
+        return ArrayShape(shape.element_type, shape.dims, shape.dynamic, default_layout(shape))
+    return shape
+
+
+# --------------------------------------------------------------------------------------------------
+# Literals
+
+@dataclass(eq=False)
+class Literal:
+    """The value of a constant.  `value` is an ndarray (array shapes; ml_dtypes for the types NumPy
+    lacks), a tuple of Literals (tuple shapes), or None when the text elided it as `{...}`."""
+    shape: Shape
+    value: Union[np.ndarray, tuple["Literal", ...], None]
+
+    @property
+    def elided(self) -> bool:
+        return self.value is None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Literal) or self.shape != other.shape:
+            return False
+        a, b = self.value, other.value
+        if a is None or b is None:
+            return a is b
+        if isinstance(a, tuple):
+            return isinstance(b, tuple) and a == b
+        if not isinstance(b, np.ndarray) or a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        # Bitwise, so that NaN payloads and -0 count.
+        return a.tobytes() == b.tobytes()
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+# --------------------------------------------------------------------------------------------------
+# Generic attribute syntax (what the grammar yields before the opcode schema decodes it)
+
+@dataclass(frozen=True)
+class GName:
+    """A bare word: a computation or instruction name, an enum value (`kLoop`, `LT`)."""
+    text: str
+
+
+@dataclass(frozen=True)
+class GString:
+    """A quoted string, unescaped."""
+    text: str
+
+
+@dataclass(frozen=True)
+class GRaw:
+    """A token kept verbatim: `3x3`, `0_0x1_1`, `b01f_01io->b01f`, JSON dicts, floats as written."""
+    kind: str  # "dxd", "pad", "dim_labels", "sparsity", "json", "float"
+    text: str
+
+
+@dataclass(frozen=True)
+class GBraces:
+    items: tuple[Any, ...]
+    commas: tuple[bool, ...] = ()  # separator before item i+1 was a comma
+
+
+@dataclass(frozen=True)
+class GBrackets:
+    items: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class GKeyVal:
+    key: str
+    value: Any  # None for `key=` with nothing after it
+
+
+@dataclass(frozen=True)
+class GSliceRange:
+    parts: tuple[int, ...]  # [start:limit(:stride)]
+
+
+@dataclass(frozen=True)
+class GIotaList:
+    """`[2,4]<=[8]T(1,0)`"""
+    dims: tuple[int, ...]
+    reshape_dims: tuple[int, ...]
+    transpose: Optional[tuple[int, ...]]
+
+
+@dataclass(frozen=True)
+class GProgramShape:
+    params: tuple[Shape, ...]
+    result: Shape
+
+
+@dataclass(frozen=True)
+class GAliasEntry:
+    """`{0}: (0, {}, may-alias)` in aliasing configs; index None for buffer_donor's bare tuple."""
+    output_index: Optional[tuple[int, ...]]
+    param_number: int
+    param_index: tuple[int, ...]
+    kind: Optional[str]
+
+
+@dataclass(frozen=True)
+class GNamedBrackets:
+    name: str
+    brackets: GBrackets
+
+
+@dataclass(frozen=True)
+class GUnknownDim:
+    pass
+
+
+@dataclass(frozen=True)
+class Window:
+    dims: tuple["WindowDim", ...]
+
+
+@dataclass(frozen=True)
+class WindowDim:
+    size: int = 1
+    stride: int = 1
+    pad_low: int = 0
+    pad_high: int = 0
+    lhs_dilate: int = 1
+    rhs_dilate: int = 1
+    reversal: bool = False
+
+
+@dataclass(frozen=True)
+class PaddingDim:
+    low: int
+    high: int
+    interior: int = 0
+
+
+@dataclass(frozen=True)
+class SliceDim:
+    start: int
+    limit: int
+    stride: int = 1
+
+
+@dataclass(frozen=True)
+class ConvDims:
+    """dim_labels `b01f_01io->b01f`, decoded."""
+    text: str
+    input_batch: int
+    input_feature: int
+    input_spatial: tuple[int, ...]
+    kernel_input_feature: int
+    kernel_output_feature: int
+    kernel_spatial: tuple[int, ...]
+    output_batch: int
+    output_feature: int
+    output_spatial: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ReplicaGroups:
+    """Either explicit groups ({{0,1},{2,3}}) or an iota list ([2,4]<=[8]T(1,0))."""
+    groups: Optional[tuple[tuple[int, ...], ...]] = None
+    iota: Optional[GIotaList] = None
+
+    def expand(self) -> tuple[tuple[int, ...], ...]:
+        if self.groups is not None:
+            return self.groups
+        it = self.iota
+        ids = np.arange(int(np.prod(it.reshape_dims)), dtype=np.int64).reshape(it.reshape_dims)
+        if it.transpose is not None:
+            ids = ids.transpose(it.transpose)
+        ids = ids.reshape(it.dims)
+        return tuple(tuple(int(x) for x in row) for row in ids)
+
+
+# --------------------------------------------------------------------------------------------------
+# Module structure
+
+@dataclass(frozen=True)
+class Location:
+    line: int
+    column: int
+
+
+@dataclass(eq=False)
+class Instruction:
+    name: str
+    opcode: str
+    shape: Optional[Shape]
+    operands: list[str] = field(default_factory=list)
+    attrs: dict[str, Any] = field(default_factory=dict)  # decoded, in canonical order
+    literal: Optional[Literal] = None  # constant
+    parameter_number: Optional[int] = None  # parameter
+    is_root: bool = False
+    loc: Optional[Location] = None
+    attr_locs: dict[str, Location] = field(default_factory=dict)
+    unknown_attrs: tuple[str, ...] = ()  # names of attrs the opcode table does not know
+
+    def _key(self):
+        return (self.name, self.opcode, self.shape, tuple(self.operands), self.attrs, self.literal,
+                self.parameter_number, self.is_root)
+
+    def __eq__(self, other):
+        return isinstance(other, Instruction) and self._key() == other._key()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self):
+        return f"<Instruction {self.name} = {self.opcode}({', '.join(self.operands)})>"
+
+
+@dataclass(eq=False)
+class Computation:
+    name: str
+    instructions: list[Instruction]
+    is_entry: bool = False
+    params: Optional[list[tuple[str, Shape]]] = None  # the signature, when the text had one
+    result_shape: Optional[Shape] = None  # the signature's result
+    attrs: dict[str, Any] = field(default_factory=dict)  # execution_thread=...
+    loc: Optional[Location] = None
+
+    @property
+    def root(self) -> Instruction:
+        for ins in self.instructions:
+            if ins.is_root:
+                return ins
+        return self.instructions[-1]
+
+    def instruction(self, name: str) -> Instruction:
+        for ins in self.instructions:
+            if ins.name == name:
+                return ins
+        raise KeyError(name)
+
+    def parameters(self) -> list[Instruction]:
+        ps = [i for i in self.instructions if i.opcode == "parameter"]
+        return sorted(ps, key=lambda i: i.parameter_number or 0)
+
+    def _key(self):
+        return (self.name, self.instructions, self.is_entry, self.attrs)
+
+    def __eq__(self, other):
+        return isinstance(other, Computation) and self._key() == other._key()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self):
+        return f"<Computation {self.name}: {len(self.instructions)} instructions>"
+
+
+@dataclass(eq=False)
+class StackFrameTables:
+    file_names: list[tuple[int, str]] = field(default_factory=list)
+    function_names: list[tuple[int, str]] = field(default_factory=list)
+    file_locations: list[tuple[int, Any]] = field(default_factory=list)
+    stack_frames: list[tuple[int, Any]] = field(default_factory=list)
+
+    def __bool__(self):
+        return bool(self.file_names or self.function_names or self.file_locations or self.stack_frames)
+
+    def _key(self):
+        return (self.file_names, self.function_names, self.file_locations, self.stack_frames)
+
+    def __eq__(self, other):
+        return isinstance(other, StackFrameTables) and self._key() == other._key()
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@dataclass(eq=False)
+class Module:
+    name: str
+    computations: list[Computation]
+    attrs: dict[str, Any] = field(default_factory=dict)  # header attributes, decoded
+    stack_frames: StackFrameTables = field(default_factory=StackFrameTables)
+    has_header: bool = True
+    filename: Optional[str] = None
+
+    @property
+    def entry(self) -> Computation:
+        for c in self.computations:
+            if c.is_entry:
+                return c
+        return self.computations[-1]
+
+    def computation(self, name: str) -> Computation:
+        for c in self.computations:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    def _key(self):
+        return (self.name, self.computations, self.attrs, self.stack_frames)
+
+    def __eq__(self, other):
+        return isinstance(other, Module) and self._key() == other._key()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self):
+        return f"<Module {self.name}: {len(self.computations)} computations>"
+
+    def __str__(self):
+        from .syntax.printer import to_text
+        return to_text(self)

@@ -1,0 +1,594 @@
+"""THE opcode table: for each of XLA's 136 opcodes (xla/hlo/ir/hlo_opcode.h) its text name, arity and
+attribute schema; and the attribute kinds, each with the decoder that turns the generic syntax of
+grammar/hlo.lark into a typed value.  (Printing of each kind lives in syntax/printer.py; shape rules
+and evaluators join this table in later work.)
+
+An attribute is written in a schema as `name:kind` (`!` = required).  The schema order is the order
+XLA prints attributes in, which is the canonical order our printer uses.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from . import ir
+from .diagnostics import HloError
+
+VARIADIC = -1
+
+
+@dataclass(frozen=True)
+class AttrSpec:
+    name: str
+    kind: str
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class Op:
+    name: str
+    arity: int  # VARIADIC for any number
+    attrs: tuple[AttrSpec, ...] = ()
+    family: str = ""
+
+    @property
+    def attr_names(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.attrs)
+
+
+def _specs(text: str) -> tuple[AttrSpec, ...]:
+    out = []
+    for part in text.split():
+        name, kind = part.split(":")
+        req = kind.endswith("!")
+        out.append(AttrSpec(name, kind.rstrip("!"), req))
+    return tuple(out)
+
+
+OPCODES: dict[str, Op] = {}
+
+
+def _op(names: str, arity: int, attrs: str = "", family: str = "") -> None:
+    for n in names.split():
+        OPCODES[n] = Op(n, arity, _specs(attrs), family)
+
+
+# ---- elementwise
+_ACCURACY = "result_accuracy:generic"
+_op("abs ceil count-leading-zeros floor imag is-finite negate not popcnt real round-nearest-afz "
+    "round-nearest-even sign copy", 1, family="elementwise")
+_op("cbrt cosine cosh erf exponential exponential-minus-one log log-plus-one logistic rsqrt sine sinh "
+    "sqrt tan tanh acos acosh asin asinh atan atanh", 1, _ACCURACY, family="elementwise")
+_op("add atan2 complex divide maximum minimum mulhi multiply power remainder subtract and or xor "
+    "shift-left shift-right-arithmetic shift-right-logical", 2, family="elementwise")
+_op("stochastic-convert", 2, family="elementwise")
+_op("compare", 2, "direction:enum! type:enum", family="elementwise")
+_op("select clamp", 3, family="elementwise")
+_op("convert bitcast-convert", 1, family="elementwise")
+_op("reduce-precision", 1, "exponent_bits:int! mantissa_bits:int!", family="elementwise")
+
+# ---- data movement
+_op("parameter", 0, "parameter_replication:bools", family="movement")
+_op("constant", 0, family="movement")
+_op("iota", 0, "iota_dimension:int!", family="movement")
+_op("broadcast", 1, "dimensions:ints", family="movement")
+_op("reshape", 1, "inferred_dimension:int", family="movement")
+_op("dynamic-reshape", VARIADIC, family="movement")
+_op("transpose", 1, "dimensions:ints!", family="movement")
+_op("reverse", 1, "dimensions:ints!", family="movement")
+_op("slice", 1, "slice:slice!", family="movement")
+_op("dynamic-slice", VARIADIC, "dynamic_slice_sizes:ints!", family="movement")
+_op("dynamic-update-slice", VARIADIC, family="movement")
+_op("concatenate", VARIADIC, "dimensions:ints!", family="movement")
+_op("pad", 2, "padding:padding!", family="movement")
+_op("bitcast", 1, family="movement")
+_op("tuple", VARIADIC, family="movement")
+_op("get-tuple-element", 1, "index:int!", family="movement")
+_op("get-dimension-size", 1, "dimensions:ints!", family="movement")
+_op("set-dimension-size", 2, "dimensions:ints!", family="movement")
+_op("domain", 1, "domain:generic!", family="movement")
+
+# ---- reductions, contractions, windows
+_op("reduce", VARIADIC, "dimensions:ints! to_apply:comp!", family="reduce")
+_op("reduce-window", VARIADIC, "window:window! to_apply:comp!", family="reduce")
+_op("select-and-scatter", 3, "window:window! select:comp! scatter:comp!", family="reduce")
+_op("map", VARIADIC, "dimensions:ints to_apply:comp!", family="reduce")
+_op("scan", VARIADIC, "dimensions:ints! num_carries:int! is_reverse:bool is_associative:bool "
+                      "to_apply:comp!", family="reduce")
+_DOT = ("lhs_batch_dims:ints lhs_contracting_dims:ints rhs_batch_dims:ints rhs_contracting_dims:ints "
+        "operand_precision:enums algorithm:enum sparsity:raw")
+_op("dot", VARIADIC, _DOT, family="dot")
+_op("scaled-dot", 4, _DOT, family="dot")
+_op("ragged-dot", 3, _DOT + " lhs_ragged_dims:ints rhs_group_dims:ints", family="dot")
+_op("convolution", VARIADIC, "window:window dim_labels:dim_labels! feature_group_count:int "
+                             "batch_group_count:int operand_precision:enums conv_kind:enum",
+    family="dot")
+_op("fft", 1, "fft_type:enum! fft_length:ints!", family="linalg")
+_op("triangular-solve", 2, "left_side:bool lower:bool unit_diagonal:bool transpose_a:enum", family="linalg")
+_op("cholesky", 1, "lower:bool", family="linalg")
+_op("gather", 2, "offset_dims:ints collapsed_slice_dims:ints start_index_map:ints "
+                 "operand_batching_dims:ints start_indices_batching_dims:ints index_vector_dim:int "
+                 "slice_sizes:ints! indices_are_sorted:bool", family="gather_scatter")
+_op("scatter", VARIADIC, "update_window_dims:ints inserted_window_dims:ints "
+                         "scatter_dims_to_operand_dims:ints input_batching_dims:ints "
+                         "scatter_indices_batching_dims:ints index_vector_dim:int "
+                         "indices_are_sorted:bool unique_indices:bool to_apply:comp!",
+    family="gather_scatter")
+_op("sort", VARIADIC, "dimensions:ints! is_stable:bool to_apply:comp!", family="sort")
+_op("topk", 1, "k:int! largest:bool to_apply:comp", family="sort")
+
+# ---- control flow and calls
+_op("while", 1, "condition:comp! body:comp!", family="control")
+_op("conditional", VARIADIC, "true_computation:comp false_computation:comp branch_computations:comps",
+    family="control")
+_op("call", VARIADIC, "to_apply:comp! is_composite:bool", family="control")
+_op("fusion", VARIADIC, "kind:enum! calls:comp! output_to_operand_aliasing:alias", family="control")
+_op("custom-call", VARIADIC,
+    "custom_call_target:string! window:window dim_labels:dim_labels feature_group_count:int "
+    "batch_group_count:int operand_layout_constraints:shapes custom_call_has_side_effect:bool "
+    "output_to_operand_aliasing:alias literal:generic schedule:enum padding_type:enum "
+    "operand_precision:enums api_version:enum to_apply:comp called_computations:comps",
+    family="control")
+_op("opt-barrier", 1, family="control")
+_op("after-all", VARIADIC, family="control")
+_op("add-dependency", 2, family="control")
+_op("async-start", VARIADIC, "calls:comp! async_execution_thread:string output_to_operand_aliasing:alias",
+    family="async")
+_op("async-update async-done", 1, "calls:comp async_execution_thread:string", family="async")
+_op("copy-start", 1, "cross_program_prefetch_index:int", family="async")
+_op("copy-done", 1, family="async")
+
+# ---- randomness, feeds, misc
+_op("rng", VARIADIC, "distribution:enum!", family="rng")
+_op("rng-bit-generator", 1, "algorithm:enum!", family="rng")
+_op("rng-get-and-update-state", 0, "delta:int!", family="rng")
+_op("infeed", 1, "infeed_config:string", family="io")
+_op("outfeed", 2, "outfeed_shape:shape outfeed_config:string", family="io")
+_op("send", 2, "channel_id:int is_host_transfer:bool", family="io")
+_op("recv", 1, "channel_id:int is_host_transfer:bool", family="io")
+_op("send-done recv-done", 1, "channel_id:int is_host_transfer:bool", family="io")
+_op("batch-norm-training", 3, "epsilon:float! feature_index:int!", family="batchnorm")
+_op("batch-norm-inference", 5, "epsilon:float! feature_index:int!", family="batchnorm")
+_op("batch-norm-grad", 5, "epsilon:float! feature_index:int!", family="batchnorm")
+_op("partition-id replica-id", 0, family="collective")
+
+# ---- collectives
+_COLL = "channel_id:int replica_groups:replica_groups constrain_layout:bool"
+_op("all-reduce all-reduce-start", VARIADIC, _COLL + " use_global_device_ids:bool to_apply:comp! mode:generic",
+    family="collective")
+_op("all-reduce-done all-gather-done collective-permute-done", 1, family="collective")
+_op("all-gather all-gather-start", VARIADIC, _COLL + " dimensions:ints use_global_device_ids:bool",
+    family="collective")
+_op("reduce-scatter", VARIADIC, _COLL + " dimensions:ints use_global_device_ids:bool to_apply:comp!",
+    family="collective")
+_op("all-to-all", VARIADIC, _COLL + " dimensions:ints", family="collective")
+_op("ragged-all-to-all", 6, _COLL, family="collective")
+_op("collective-permute collective-permute-start", VARIADIC,
+    "channel_id:int source_target_pairs:int_lists! slice_sizes:int_lists", family="collective")
+_op("collective-broadcast", VARIADIC, _COLL, family="collective")
+_op("collective-reduce", VARIADIC, _COLL + " to_apply:comp", family="collective")
+_op("shuffle", 1, family="collective")
+
+# Attributes any instruction may carry, in XLA's printing order (after the opcode's own ones).
+COMMON_ATTRS = _specs("sharding:sharding frontend_attributes:frontend control-predecessors:names "
+                      "statistics:generic origin:generic metadata:metadata backend_config:backend_config")
+_COMMON_BY_NAME = {a.name: a for a in COMMON_ATTRS}
+# result_accuracy is printed after statistics: keep it there for ops that have it.
+_LATE_OPCODE_ATTRS = {"result_accuracy"}
+
+HEADER_ATTRS = _specs(
+    "is_scheduled:bool entry_computation_layout:program_shape input_output_alias:alias "
+    "buffer_donor:alias alias_passthrough_params:bool "
+    "allow_spmd_sharding_propagation_to_parameters:bools "
+    "allow_spmd_sharding_propagation_to_output:bools replica_count:int num_partitions:int "
+    "frontend_attributes:frontend origin_recovery_table:generic")
+COMPUTATION_ATTRS = _specs("execution_thread:string")
+
+ASYNC_SUFFIXES = ("-start", "-update", "-done")
+
+
+def lookup(opcode: str) -> Optional[Op]:
+    return OPCODES.get(opcode)
+
+
+# --------------------------------------------------------------------------------------------------
+# Decoders: generic syntax -> typed value.  Each raises _Bad(message) on a wrong form.
+
+class _Bad(Exception):
+    pass
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _d_int(v):
+    if _is_int(v):
+        return v
+    raise _Bad("expected an integer")
+
+
+def _d_bool(v):
+    if isinstance(v, bool):
+        return v
+    raise _Bad("expected true or false")
+
+
+def _d_float(v):
+    if _is_int(v):
+        return float(v)
+    if isinstance(v, ir.GRaw) and v.kind == "float":
+        return float(v.text)
+    raise _Bad("expected a number")
+
+
+def _d_string(v):
+    if isinstance(v, ir.GString):
+        return v.text
+    raise _Bad('expected a string in double quotes')
+
+
+def _d_enum(v):
+    if isinstance(v, ir.GName):
+        return v.text
+    raise _Bad("expected a name")
+
+
+def _d_comp(v):
+    if isinstance(v, ir.GName):
+        return v.text
+    if isinstance(v, ir.GBraces) and v.items and all(isinstance(x, _InlineInstr) for x in v.items):
+        return v  # an inline computation; the parser turns it into a computation
+    raise _Bad("expected a computation name")
+
+
+def _d_comps(v):
+    if isinstance(v, ir.GBraces) and all(isinstance(x, ir.GName) for x in v.items):
+        return tuple(x.text for x in v.items)
+    raise _Bad("expected a list of computation names like {%a, %b}")
+
+
+_d_names = _d_comps
+
+
+def _d_ints(v):
+    if isinstance(v, ir.GBraces) and all(_is_int(x) for x in v.items):
+        return tuple(v.items)
+    raise _Bad("expected a list of integers like {0,1}")
+
+
+def _d_bools(v):
+    if isinstance(v, ir.GBraces) and all(isinstance(x, bool) for x in v.items):
+        return tuple(v.items)
+    if isinstance(v, bool):
+        return v
+    raise _Bad("expected {true,false,...}")
+
+
+def _d_enums(v):
+    if isinstance(v, ir.GBraces) and all(isinstance(x, ir.GName) for x in v.items):
+        return tuple(x.text for x in v.items)
+    raise _Bad("expected a list of names like {default,default}")
+
+
+def _d_int_lists(v):
+    if isinstance(v, ir.GBraces) and all(
+            isinstance(g, ir.GBraces) and all(_is_int(x) for x in g.items) for g in v.items):
+        return tuple(tuple(g.items) for g in v.items)
+    raise _Bad("expected a list of integer lists like {{0,1},{1,0}}")
+
+
+def _d_replica_groups(v):
+    if isinstance(v, ir.GIotaList):
+        if v.transpose is not None and sorted(v.transpose) != list(range(len(v.reshape_dims))):
+            raise _Bad("the T(...) of an iota list must be a permutation of the reshape dimensions")
+        return ir.ReplicaGroups(iota=v)
+    return ir.ReplicaGroups(groups=_d_int_lists(v))
+
+
+def _dxd(text_or_int) -> tuple[int, ...]:
+    if _is_int(text_or_int):
+        return (text_or_int,)
+    if isinstance(text_or_int, ir.GRaw) and text_or_int.kind == "dxd":
+        return tuple(int(x) for x in text_or_int.text.split("x"))
+    raise _Bad("expected sizes like 3x3")
+
+
+def _pads(v) -> list[tuple[int, ...]]:
+    if isinstance(v, ir.GRaw) and v.kind == "pad":
+        return [tuple(int(p) for p in re.findall(r"-?\d+", part)) for part in v.text.split("x")]
+    raise _Bad("expected padding like 0_0x1_1")
+
+
+_WINDOW_KEYS = ("size", "stride", "pad", "lhs_dilate", "rhs_dilate", "rhs_reversal")
+
+
+def _d_window(v):
+    if not isinstance(v, ir.GBraces):
+        raise _Bad("expected a window like {size=3x3 stride=1x1}")
+    fields: dict[str, Any] = {}
+    for it in v.items:
+        if not isinstance(it, ir.GKeyVal) or it.key not in _WINDOW_KEYS:
+            raise _Bad(f"unexpected window item; allowed: {', '.join(_WINDOW_KEYS)}")
+        if it.key in fields:
+            raise _Bad(f"window item {it.key} given twice")
+        fields[it.key] = _pads(it.value) if it.key == "pad" else _dxd(it.value)
+    if "size" not in fields:
+        if not v.items:
+            return ir.Window(())
+        raise _Bad("window needs size=")
+    n = len(fields["size"])
+    for k, vals in fields.items():
+        if len(vals) != n:
+            raise _Bad(f"window {k} has {len(vals)} dimensions, size has {n}")
+    dims = []
+    for i in range(n):
+        pad = fields.get("pad", [(0, 0)] * n)[i]
+        if len(pad) != 2:
+            raise _Bad("window pad entries are low_high")
+        dims.append(ir.WindowDim(
+            size=fields["size"][i], stride=fields.get("stride", [1] * n)[i], pad_low=pad[0],
+            pad_high=pad[1], lhs_dilate=fields.get("lhs_dilate", [1] * n)[i],
+            rhs_dilate=fields.get("rhs_dilate", [1] * n)[i],
+            reversal=bool(fields.get("rhs_reversal", [0] * n)[i])))
+    return ir.Window(tuple(dims))
+
+
+def _d_padding(v):
+    dims = []
+    for p in _pads(v):
+        if len(p) not in (2, 3):
+            raise _Bad("padding entries are low_high or low_high_interior")
+        dims.append(ir.PaddingDim(*p))
+    return tuple(dims)
+
+
+def _d_slice(v):
+    if not isinstance(v, ir.GBraces):
+        raise _Bad("expected a slice like {[0:4], [1:8:2]}")
+    out = []
+    for it in v.items:
+        if isinstance(it, ir.GBrackets) and len(it.items) == 1 and isinstance(it.items[0], ir.GSliceRange):
+            parts = it.items[0].parts
+            out.append(ir.SliceDim(*parts))
+        else:
+            raise _Bad("expected a slice like {[0:4], [1:8:2]}")
+    return tuple(out)
+
+
+_LABEL_RE = re.compile(r"([0-9bf?]+)_([0-9io?]+)->([0-9bf?]+)")
+
+
+def _d_dim_labels(v):
+    if not (isinstance(v, ir.GRaw) and v.kind == "dim_labels"):
+        raise _Bad("expected dimension labels like b01f_01io->b01f")
+    m = _LABEL_RE.fullmatch(v.text)
+    lhs, rhs, out = m.groups()
+
+    def spatial(s: str) -> tuple[int, ...]:
+        digits = sorted((int(ch), i) for i, ch in enumerate(s) if ch.isdigit())
+        if [d for d, _ in digits] != list(range(len(digits))):
+            raise _Bad(f"spatial dimensions of '{s}' must be 0..{len(digits) - 1}")
+        return tuple(i for _, i in digits)
+
+    def pos(s: str, ch: str, what: str) -> int:
+        if s.count(ch) != 1:
+            raise _Bad(f"'{s}' must contain exactly one '{ch}' ({what})")
+        return s.index(ch)
+
+    ls, rs, os_ = spatial(lhs), spatial(rhs), spatial(out)
+    if not (len(ls) == len(rs) == len(os_)):
+        raise _Bad("input, kernel and output must have the same number of spatial dimensions")
+    return ir.ConvDims(v.text, pos(lhs, "b", "batch"), pos(lhs, "f", "feature"), ls,
+                       pos(rhs, "i", "input feature"), pos(rhs, "o", "output feature"), rs,
+                       pos(out, "b", "batch"), pos(out, "f", "feature"), os_)
+
+
+def _d_shape(v):
+    if isinstance(v, (ir.ArrayShape, ir.TupleShape, ir.BufferShape)):
+        return v
+    raise _Bad("expected a shape")
+
+
+def _d_shapes(v):
+    if isinstance(v, ir.GBraces) and all(isinstance(x, (ir.ArrayShape, ir.TupleShape)) for x in v.items):
+        return tuple(v.items)
+    raise _Bad("expected a list of shapes like {f32[2]{0}, s32[]}")
+
+
+def _d_program_shape(v):
+    if isinstance(v, ir.GBraces) and len(v.items) == 1 and isinstance(v.items[0], ir.GProgramShape):
+        return v.items[0]
+    raise _Bad("expected a program shape like {(f32[4]{0})->f32[4]{0}}")
+
+
+def _d_alias(v):
+    if isinstance(v, ir.GBraces) and all(isinstance(x, ir.GAliasEntry) for x in v.items):
+        return tuple(v.items)
+    raise _Bad("expected aliasing entries like { {0}: (0, {}, may-alias) }")
+
+
+def _d_metadata(v):
+    if not isinstance(v, ir.GBraces):
+        raise _Bad('expected metadata like {op_name="..." source_line=1}')
+    out = {}
+    for it in v.items:
+        if not isinstance(it, ir.GKeyVal):
+            raise _Bad("metadata items are key=value")
+        val = it.value
+        if isinstance(val, ir.GString):
+            val = val.text
+        elif _is_int(val) or isinstance(val, bool):
+            pass
+        elif isinstance(val, ir.GBraces):
+            val = tuple(x.text if isinstance(x, ir.GName) else x for x in val.items)
+        elif isinstance(val, ir.GName):
+            val = ir.GName(val.text)
+        out[it.key] = val
+    return out
+
+
+def _d_frontend(v):
+    if not isinstance(v, ir.GBraces):
+        raise _Bad('expected frontend attributes like {key="value"}')
+    out = {}
+    for it in v.items:
+        if not isinstance(it, ir.GKeyVal):
+            raise _Bad("frontend attributes are key=value")
+        val = it.value
+        if isinstance(val, ir.GString):
+            out[it.key] = val.text
+        elif isinstance(val, ir.GRaw) and val.kind == "json":
+            out[it.key] = val  # a JSON dict, printed as written
+        elif isinstance(val, ir.GBraces) and not val.items:
+            out[it.key] = ir.GRaw("json", "{}")
+        else:
+            raise _Bad('frontend attribute values are strings or JSON dicts')
+    return out
+
+
+def _d_backend_config(v):
+    if isinstance(v, ir.GString):
+        return v.text
+    if isinstance(v, ir.GRaw) and v.kind == "json":
+        return v
+    if isinstance(v, ir.GBraces) and not v.items:
+        return ir.GRaw("json", "{}")
+    raise _Bad("expected a string or a JSON dict")
+
+
+def _d_raw(v):
+    if isinstance(v, ir.GRaw):
+        return v
+    raise _Bad("unexpected value")
+
+
+def _d_generic(v):
+    return v
+
+
+def _d_sharding(v):
+    if isinstance(v, ir.GBraces):
+        return v
+    raise _Bad("expected a sharding like {replicated}")
+
+
+DECODERS: dict[str, Callable[[Any], Any]] = {
+    "int": _d_int, "bool": _d_bool, "float": _d_float, "string": _d_string, "enum": _d_enum,
+    "comp": _d_comp, "comps": _d_comps, "names": _d_names, "ints": _d_ints, "bools": _d_bools,
+    "enums": _d_enums, "int_lists": _d_int_lists, "replica_groups": _d_replica_groups,
+    "window": _d_window, "padding": _d_padding, "slice": _d_slice, "dim_labels": _d_dim_labels,
+    "shape": _d_shape, "shapes": _d_shapes, "program_shape": _d_program_shape, "alias": _d_alias,
+    "metadata": _d_metadata, "frontend": _d_frontend, "backend_config": _d_backend_config,
+    "raw": _d_raw, "generic": _d_generic, "sharding": _d_sharding,
+}
+
+
+class _InlineInstr:
+    """Marker base: the parser's instruction results inside braces (inline computations)."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Decoding an instruction's attributes
+
+def split_async(opcode: str) -> tuple[str, Optional[str]]:
+    """`all-reduce-start` is an opcode of its own; `custom-call-start` is sugar for async-start
+    wrapping custom-call.  Returns (wrapped opcode, suffix) for sugar, else (opcode, None)."""
+    if opcode in OPCODES:
+        return opcode, None
+    for suf in ASYNC_SUFFIXES:
+        if opcode.endswith(suf) and opcode[: -len(suf)] in OPCODES:
+            return opcode[: -len(suf)], suf
+    return opcode, None
+
+
+def schema_for(opcode: str) -> tuple[tuple[AttrSpec, ...], bool]:
+    """The attribute specs for an opcode (async sugar: the wrapped op's plus async-start's), and
+    whether the opcode is known."""
+    op = OPCODES.get(opcode)
+    if op is not None:
+        return op.attrs, True
+    base, suf = split_async(opcode)
+    if suf is not None:
+        wrapper = OPCODES["async-start" if suf == "-start" else "async-done"]
+        extra = tuple(a for a in wrapper.attrs if a.name != "calls" and a.name not in OPCODES[base].attr_names)
+        return OPCODES[base].attrs + extra, True
+    return (), False
+
+
+def _decode_one(spec: AttrSpec, value, where: str):
+    try:
+        return DECODERS[spec.kind](value)
+    except _Bad as e:
+        raise _Bad(f"attribute {spec.name} of {where}: {e}") from None
+
+
+def decode_instruction_attrs(ins: ir.Instruction, raw: list, ctx) -> None:
+    """Decode `raw` = [(ATTR token, value)] onto ins.attrs, in canonical order."""
+    specs, known = schema_for(ins.opcode)
+    by_name = {s.name: s for s in specs}
+    decoded: dict[str, Any] = {}
+    unknown: dict[str, Any] = {}
+    seen: set[str] = set()
+    for tok, value in raw:
+        name = str(tok)[:-1]
+        pos = tok.start_pos
+        if name in seen:
+            raise HloError.at(ctx.source, pos, f"attribute {name} already exists")
+        seen.add(name)
+        ins.attr_locs[name] = ir.Location(*ctx.source.line_col(pos))
+        spec = by_name.get(name) or _COMMON_BY_NAME.get(name)
+        if spec is None:
+            unknown[name] = value
+            continue
+        try:
+            val = _decode_one(spec, value, ins.opcode)
+        except _Bad as e:
+            raise HloError.at(ctx.source, pos, str(e)) from None
+        if spec.kind == "comp" and isinstance(val, ir.GBraces):
+            val = ctx.builder_inline_computation(val, name, ins.name)
+        decoded[name] = val
+    ordered: dict[str, Any] = {}
+    for s in specs:
+        if s.name in decoded and s.name not in _LATE_OPCODE_ATTRS:
+            ordered[s.name] = decoded[s.name]
+    ordered.update(unknown)
+    for s in COMMON_ATTRS:
+        if s.name == "origin":
+            for late in _LATE_OPCODE_ATTRS:
+                if late in decoded:
+                    ordered[late] = decoded[late]
+        if s.name in decoded:
+            ordered[s.name] = decoded[s.name]
+    ins.attrs = ordered
+    ins.unknown_attrs = tuple(unknown)
+
+
+def _decode_list(raw: list, specs: tuple[AttrSpec, ...], ctx, where: str) -> dict[str, Any]:
+    by_name = {s.name: s for s in specs}
+    decoded: dict[str, Any] = {}
+    unknown: dict[str, Any] = {}
+    for tok, value in raw:
+        name = str(tok)[:-1]
+        if name in decoded or name in unknown:
+            raise HloError.at(ctx.source, tok.start_pos, f"attribute {name} already exists")
+        spec = by_name.get(name)
+        if spec is None:
+            unknown[name] = value
+            continue
+        try:
+            decoded[name] = _decode_one(spec, value, where)
+        except _Bad as e:
+            raise HloError.at(ctx.source, tok.start_pos, str(e)) from None
+    out = {s.name: decoded[s.name] for s in specs if s.name in decoded}
+    out.update(unknown)
+    return out
+
+
+def decode_header_attrs(raw: list, ctx) -> dict[str, Any]:
+    return _decode_list(raw, HEADER_ATTRS, ctx, "HloModule")
+
+
+def decode_computation_attrs(raw: list, ctx) -> dict[str, Any]:
+    return _decode_list(raw, COMPUTATION_ATTRS, ctx, "computation")

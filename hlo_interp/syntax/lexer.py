@@ -1,0 +1,203 @@
+"""The tokenizer: one compiled regular expression built from the grammar's terminals.
+
+Lark's own lexers try terminals one by one in Python; HLO dumps are megabytes, so instead the terminals
+of grammar/hlo.lark are joined, in the order the grammar file writes them, into a single alternation
+that `re` runs in C.  Identifiers that spell a keyword of the grammar ("ENTRY", "true", ...) become
+that keyword, as in XLA's lexer.  Two tokens are scanned by hand because no regular expression can:
+a JSON dict (brace-balanced, strings skipped), and the body of `constant(...)`.
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from lark import Token
+from lark.lexer import Lexer
+
+from ..diagnostics import HloError, SourceText
+
+# Terminals that are skipped.
+_IGNORED = ("WS", "BLOCK_COMMENT", "LINE_COMMENT")
+
+
+class LexInput:
+    """What the parser is handed: the whole source (for locations) and the span to tokenize."""
+    __slots__ = ("source", "start", "end")
+
+    def __init__(self, source: SourceText, start: int = 0, end: int | None = None):
+        self.source = source
+        self.start = start
+        self.end = len(source.text) if end is None else end
+
+
+class HloToken(Token):
+    """A lark Token without line/column bookkeeping: locations are computed from start_pos only when
+    a message needs one (SourceText.line_col)."""
+    line = None
+    column = None
+    end_line = None
+    end_column = None
+    end_pos = None
+
+
+_new_str = str.__new__
+
+
+def _scan_balanced(text: str, pos: int, end: int, open_ch: str, close_ch: str, strings: bool) -> int:
+    """Offset just past the bracket that closes the one at `pos`, or -1."""
+    depth = 0
+    i = pos
+    find_any = re.compile(
+        ('["{}]' if open_ch == "{" else r'["()]') if strings else ("[{}]" if open_ch == "{" else "[()]")
+    ).search
+    while True:
+        m = find_any(text, i, end)
+        if m is None:
+            return -1
+        ch = m.group()
+        i = m.end()
+        if ch == '"':
+            # skip a JSON string
+            while True:
+                j = text.find('"', i, end)
+                if j < 0:
+                    return -1
+                k = j - 1
+                backslashes = 0
+                while text[k] == "\\":
+                    backslashes += 1
+                    k -= 1
+                i = j + 1
+                if backslashes % 2 == 0:
+                    break
+        elif ch == open_ch:
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return i
+
+
+class HloLexer(Lexer):
+    """Custom Lark lexer (interface 2): lex(lexer_state, parser_state) -> tokens."""
+    __future_interface__ = 2
+
+    def __init__(self, lexer_conf):
+        terminals = list(lexer_conf.terminals)
+        order = _GRAMMAR_TERMINAL_ORDER
+        named = [t for t in terminals if t.name in order]
+        named.sort(key=lambda t: order[t.name])
+        anonymous = [t for t in terminals if t.name not in order]
+        self.keywords: dict[str, str] = {}
+        puncts = []
+        for t in anonymous:
+            if t.pattern.type != "str":
+                raise ValueError(f"terminal {t.name} must be defined in the grammar's terminal list")
+            if re.fullmatch(r"[A-Za-z_][\w.-]*", t.pattern.value):
+                self.keywords[t.pattern.value] = t.name
+            else:
+                puncts.append(t)
+        puncts.sort(key=lambda t: -len(t.pattern.value))
+        parts = []
+        self.group_type: dict[str, str | None] = {}
+        for t in named + puncts:
+            group = t.name
+            parts.append(f"(?P<{group}>{t.pattern.to_regexp()})")
+            self.group_type[group] = None if t.name in _IGNORED else t.name
+        self.master = re.compile("|".join(parts))
+        self.lbrace = next((t.name for t in puncts if t.pattern.value == "{"), None)
+        self.rpar = next((t.name for t in puncts if t.pattern.value == ")"), None)
+        self.terminal_names = {t.name for t in terminals}
+
+    def lex(self, lexer_state, parser_state) -> Iterator[Token]:
+        inp: LexInput = lexer_state.text
+        source = inp.source
+        text = source.text
+        pos, end = inp.start, inp.end
+        match = self.master.match
+        group_type = self.group_type
+        keywords = self.keywords
+        lbrace = self.lbrace
+        new = _new_str
+        Tok = HloToken
+        while pos < end:
+            m = match(text, pos, end)
+            if m is None:
+                raise _lex_error(source, pos, end)
+            group = m.lastgroup
+            typ = group_type[group]
+            mend = m.end()
+            if typ is None:
+                pos = mend
+                continue
+            value = m.group()
+            if typ == "NAME":
+                typ = keywords.get(value, "NAME")
+            elif typ == lbrace:
+                # A JSON dict: `{` followed by a quoted key.
+                j = mend
+                while j < end and text[j] in " \t\r\n":
+                    j += 1
+                if j < end and text[j] == '"':
+                    close = _scan_balanced(text, pos, end, "{", "}", strings=True)
+                    if close < 0:
+                        raise HloError.at(source, pos, "unterminated JSON dict: no matching '}'")
+                    t = new(Tok, text[pos:close])
+                    t.type = "JSON_DICT"
+                    t.value = text[pos:close]
+                    t.start_pos = pos
+                    yield t
+                    pos = close
+                    continue
+            elif typ == "OPCODE_CONSTANT":
+                close = _scan_balanced(text, mend - 1, end, "(", ")", strings=False)
+                if close < 0:
+                    raise HloError.at(source, mend - 1, "unterminated constant(...): no matching ')'")
+                t = new(Tok, value)
+                t.type = typ
+                t.value = value
+                t.start_pos = pos
+                yield t
+                body = text[mend:close - 1]
+                t = new(Tok, body)
+                t.type = "LITERAL_BODY"
+                t.value = body
+                t.start_pos = mend
+                yield t
+                t = new(Tok, ")")
+                t.type = self.rpar
+                t.value = ")"
+                t.start_pos = close - 1
+                yield t
+                pos = close
+                continue
+            t = new(Tok, value)
+            t.type = typ
+            t.value = value
+            t.start_pos = pos
+            yield t
+            pos = mend
+
+
+def _lex_error(source: SourceText, pos: int, end: int) -> HloError:
+    text = source.text
+    ch = text[pos]
+    if text.startswith("/*", pos):
+        return HloError.at(source, pos, "unterminated comment: '/*' without '*/'")
+    if ch in "\"'":
+        return HloError.at(source, pos, "unterminated string")
+    shown = repr(ch) if ch.isprintable() else f"U+{ord(ch):04X}"
+    return HloError.at(source, pos, f"unexpected character {shown}")
+
+
+def _terminal_order(grammar_text: str) -> dict[str, int]:
+    names = re.findall(r"^([A-Z_][A-Z0-9_]*)\s*:", grammar_text, flags=re.M)
+    return {n: i for i, n in enumerate(names)}
+
+
+_GRAMMAR_TERMINAL_ORDER: dict[str, int] = {}
+
+
+def set_grammar_text(grammar_text: str) -> None:
+    _GRAMMAR_TERMINAL_ORDER.clear()
+    _GRAMMAR_TERMINAL_ORDER.update(_terminal_order(grammar_text))

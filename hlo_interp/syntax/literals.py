@@ -1,0 +1,416 @@
+"""Literals: the text inside `constant(...)` -> ir.Literal (NumPy arrays), and back to XLA's text.
+
+Parsing follows the `literal` rule of grammar/hlo.lark.  Dense numeric arrays (the common, and the
+large, case) take a fast path: one regex pass extracts the numbers and NumPy converts them; the brace
+structure is still checked against the shape, exactly as the grammar and XLA require.  Anything
+else (tuples, complex pairs, NaN payloads, comments) goes through the grammar.
+
+Values are converted the way XLA's parser does: a decimal is read as a double and then cast to the
+element type (round to nearest even); integers must fit the type's range.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import re
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from .. import ir
+from ..diagnostics import HloError, SourceText
+
+_SIMPLE_NUMERIC = re.compile(r"[\s{},0-9eE.+\-infa]*")
+_NUMBER = re.compile(r"-?(?:nan|inf)|[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+_WS = re.compile(r"\s+")
+
+
+@functools.lru_cache(maxsize=256)
+def _skeleton(dims: tuple[int, ...]) -> str:
+    """The braces-and-commas form of a dense literal of these dimensions: [2,2] -> '{{,},{,}}'."""
+    if not dims:
+        return ""
+    inner = _skeleton(dims[1:])
+    if len(dims) == 1:
+        return "{" + "," * max(dims[0] - 1, 0) + "}"
+    if dims[0] == 0:
+        return "{}"
+    return "{" + ",".join([inner] * dims[0]) + "}"
+
+
+def _range_error(source, pos, value, et):
+    lo, hi = int_range(et)
+    return HloError.at(source, pos, f"value {value} is out of range for literal's primitive type "
+                                    f"{et.name} namely [{lo}, {hi}]")
+
+
+def int_range(et) -> tuple[int, int]:
+    if et.kind == "sint":
+        return -(1 << (et.bits - 1)), (1 << (et.bits - 1)) - 1
+    if et.kind == "uint":
+        return 0, (1 << et.bits) - 1
+    return 0, 1
+
+
+def parse_literal_body(body: str, offset: int, shape: ir.Shape, source: SourceText) -> ir.Literal:
+    stripped = body.strip()
+    if stripped in ("{...}", "..."):
+        return ir.Literal(shape, None)
+    if isinstance(shape, ir.ArrayShape) and shape.element_type.dtype is not None and \
+            shape.element_type.kind in ("sint", "uint", "float") and _SIMPLE_NUMERIC.fullmatch(body):
+        fast = _fast_dense(body, offset, shape, source)
+        if fast is not None:
+            return fast
+    from .parser import _parse_literal_tree
+    tree = _parse_literal_tree(source, offset, offset + len(body))
+    return _to_literal(tree, shape, source, offset)
+
+
+def _fast_dense(body: str, offset: int, shape: ir.ArrayShape, source: SourceText):
+    compact = _WS.sub("", body)
+    nums = _NUMBER.findall(compact)
+    skeleton = _NUMBER.sub("", compact)
+    if shape.rank == 0:
+        if len(nums) != 1 or skeleton:
+            return None
+    elif skeleton != _skeleton(shape.dims):
+        return None  # let the grammar path report exactly where it goes wrong
+    return ir.Literal(shape, _convert(nums, shape, source, offset))
+
+
+def _convert(nums: list[str], shape: ir.ArrayShape, source: SourceText, offset: int) -> np.ndarray:
+    et = shape.element_type
+    if et.kind in ("sint", "uint"):
+        try:
+            vals = [int(s) for s in nums]
+        except ValueError:
+            bad = next(s for s in nums if not re.fullmatch(r"[-+]?\d+", s))
+            raise HloError.at(source, offset, f"expected an integer for {et.name}, found {bad}") from None
+        lo, hi = int_range(et)
+        if vals and (min(vals) < lo or max(vals) > hi):
+            v = next(v for v in vals if v < lo or v > hi)
+            raise _range_error(source, offset, v, et)
+        arr = np.array(vals, dtype=np.int64 if et.kind == "sint" or et.bits < 64 else np.uint64)
+        arr = arr.astype(et.dtype)
+    else:
+        arr = np.array([float(s) for s in nums], dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            arr = _cast_float(arr, et.dtype)
+    return arr.reshape(shape.dims)
+
+
+def _cast_float(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    with np.errstate(over="ignore", invalid="ignore"):
+        return arr.astype(dtype)
+
+
+# --------------------------------------------------------------------------------------------------
+# The grammar path: the tree of `literal` rule callbacks -> arrays
+
+class ElidedMark:
+    pass
+
+
+ELIDED = ElidedMark()
+
+
+class LitTuple(tuple):
+    """A parenthesised group: a tuple literal or a complex (re, im) pair."""
+
+
+def _to_literal(tree, shape: ir.Shape, source: SourceText, offset: int) -> ir.Literal:
+    if tree is ELIDED or (isinstance(tree, list) and len(tree) == 1 and tree[0] is ELIDED):
+        return ir.Literal(shape, None)
+    if isinstance(tree, tuple) and len(tree) == 3 and tree[0] == "shaped":
+        _, sub_shape, value = tree
+        tree = value
+    if isinstance(shape, ir.TupleShape):
+        if not isinstance(tree, LitTuple):
+            raise HloError.at(source, offset, f"expected a tuple literal ( ... ) for shape with "
+                                              f"{len(shape.elements)} elements")
+        if len(tree) != len(shape.elements):
+            raise HloError.at(source, offset, f"expects {len(shape.elements)} tuple elements, "
+                                              f"but sees {len(tree)}")
+        return ir.Literal(shape, tuple(_to_literal(t, s, source, offset)
+                                       for t, s in zip(tree, shape.elements)))
+    if not isinstance(shape, ir.ArrayShape) or shape.element_type.dtype is None:
+        if shape.element_type.kind == "token" if isinstance(shape, ir.ArrayShape) else False:
+            return ir.Literal(shape, np.zeros((), dtype=np.uint8))
+        raise HloError.at(source, offset, f"a constant cannot have shape {shape}")
+    flat: list[Any] = []
+    _flatten(tree, shape.dims, 0, flat, source, offset)
+    return ir.Literal(shape, _values_to_array(flat, shape, source, offset))
+
+
+def _flatten(tree, dims, level, out, source, offset):
+    if level == len(dims):
+        if isinstance(tree, list):
+            raise HloError.at(source, offset, f"expects a scalar at nesting level {level}, but sees "
+                                              f"a list of {len(tree)} elements")
+        out.append(tree)
+        return
+    if not isinstance(tree, list):
+        if len(dims) - level == len(dims) and level == 0 and False:
+            pass
+        raise HloError.at(source, offset, f"expects nested array literal of rank {len(dims)} "
+                                          f"(dimensions {list(dims)}), but sees a scalar at level {level}")
+    if len(tree) != dims[level]:
+        raise HloError.at(source, offset, f"expects {dims[level]} elements at nesting level {level} "
+                                          f"(dimensions {list(dims)}), but sees {len(tree)}")
+    for t in tree:
+        _flatten(t, dims, level + 1, out, source, offset)
+
+
+_PAYLOAD = re.compile(r"(-?)nan\(0x([0-9a-fA-F]+)\)")
+
+
+def _float_bits(et) -> tuple[int, int]:
+    """(exponent bits, mantissa bits) of a float type."""
+    fi = ml_dtypes.finfo(et.dtype) if et.dtype.itemsize <= 2 and et.name != "f16" else np.finfo(et.dtype)
+    return fi.nexp, fi.nmant
+
+
+def _scalar(v, et, source, offset):
+    kind = et.kind
+    if kind == "pred":
+        if isinstance(v, bool):
+            return v
+        if isinstance(v, tuple) and v[0] == "i" and int(v[1]) in (0, 1):
+            return bool(int(v[1]))
+        raise HloError.at(source, offset, f"expected true, false, 0 or 1 for pred, found {_show(v)}")
+    if kind in ("sint", "uint"):
+        if isinstance(v, tuple) and v[0] == "i":
+            n = int(v[1])
+            lo, hi = int_range(et)
+            if not lo <= n <= hi:
+                raise _range_error(source, offset, n, et)
+            return n
+        if isinstance(v, bool):
+            return int(v)
+        raise HloError.at(source, offset, f"expected an integer for {et.name}, found {_show(v)}")
+    if kind == "float":
+        if isinstance(v, bool):
+            return float(v)
+        if isinstance(v, tuple) and v[0] in ("i", "f"):
+            return v[1]
+        raise HloError.at(source, offset, f"expected a number for {et.name}, found {_show(v)}")
+    if kind == "complex":
+        if isinstance(v, LitTuple) and len(v) == 2:
+            return (_scalar(v[0], _REAL_OF[et.name], source, offset),
+                    _scalar(v[1], _REAL_OF[et.name], source, offset))
+        raise HloError.at(source, offset, f"expected a complex value (re, im) for {et.name}")
+    raise HloError.at(source, offset, f"unsupported literal type {et.name}")
+
+
+def _show(v) -> str:
+    if isinstance(v, tuple) and len(v) == 2 and isinstance(v[1], str):
+        return v[1]
+    if isinstance(v, LitTuple):
+        return "a tuple"
+    if isinstance(v, list):
+        return "a list"
+    return str(v)
+
+
+class _RealOf(dict):
+    pass
+
+
+from ..types import PRIMITIVE_TYPES as _PT  # noqa: E402
+
+_REAL_OF = {"c64": _PT["f32"], "c128": _PT["f64"]}
+
+
+def _float_value(text: str, et, source, offset) -> tuple[float, int | None]:
+    """(double value, NaN payload or None)."""
+    m = _PAYLOAD.fullmatch(text)
+    if m:
+        return (-math.nan if m.group(1) else math.nan), int(m.group(2), 16)
+    return float(text), None
+
+
+def _values_to_array(flat: list, shape: ir.ArrayShape, source, offset) -> np.ndarray:
+    et = shape.element_type
+    vals = [_scalar(v, et, source, offset) for v in flat]
+    if et.kind == "pred":
+        return np.array(vals, dtype=np.bool_).reshape(shape.dims)
+    if et.kind in ("sint", "uint"):
+        arr = np.array(vals, dtype=np.int64 if et.kind == "sint" or et.bits < 64 else np.uint64)
+        return arr.astype(et.dtype).reshape(shape.dims)
+    if et.kind == "float":
+        return _floats(vals, et, source, offset).reshape(shape.dims)
+    real_et = _REAL_OF[et.name]
+    re_ = _floats([v[0] for v in vals], real_et, source, offset)
+    im_ = _floats([v[1] for v in vals], real_et, source, offset)
+    out = np.empty(len(vals), dtype=et.dtype)
+    out.real = re_
+    out.imag = im_
+    return out.reshape(shape.dims)
+
+
+def _floats(texts: list[str], et, source, offset) -> np.ndarray:
+    doubles = []
+    payloads = []
+    for i, t in enumerate(texts):
+        d, p = _float_value(t, et, source, offset)
+        doubles.append(d)
+        if p is not None:
+            payloads.append((i, p))
+    arr = _cast_float(np.array(doubles, dtype=np.float64), et.dtype)
+    if payloads:
+        nbits = arr.dtype.itemsize * 8
+        uint = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[nbits]
+        _, mant = _mantissa_bits(et)
+        if mant == 0 or not _has_payload(et):
+            raise HloError.at(source, offset, f"NaN payloads are not supported for {et.name}")
+        bits = arr.view(uint)
+        for i, p in payloads:
+            if p == 0 or p >= (1 << mant):
+                raise HloError.at(source, offset, f"NaN payload 0x{p:x} is out of range for {et.name}")
+            sign = int(bits[i]) & (1 << (nbits - 1))
+            exp_mask = ((1 << nbits) - 1) ^ ((1 << mant) - 1) ^ (1 << (nbits - 1))
+            bits[i] = sign | exp_mask | p
+    return arr
+
+
+def _has_payload(et) -> bool:
+    # Types with an all-ones exponent NaN encoding carry payloads; fn/fnuz/e8m0 types do not.
+    return et.name in ("f16", "f32", "f64", "bf16", "f8e5m2", "f8e4m3", "f8e3m4")
+
+
+def _mantissa_bits(et) -> tuple[int, int]:
+    fi = ml_dtypes.finfo(et.dtype)
+    return fi.nexp, fi.nmant
+
+
+# --------------------------------------------------------------------------------------------------
+# Printing: XLA's formats (xla/literal.cc DenseArrayPrintHelper, one-line mode; xla/util.cc
+# RoundTripFpToString)
+
+_MAX_DIGITS10 = {"f16": 5, "bf16": 4, "f8e5m2": 2, "f8e4m3": 3, "f8e4m3fn": 3, "f8e4m3b11fnuz": 3,
+                 "f8e3m4": 3, "f8e5m2fnuz": 2, "f8e4m3fnuz": 3, "f4e2m1fn": 2, "f8e8m0fnu": 2}
+
+
+def _fmt_g(v: float, digits: int) -> str:
+    s = "%.*g" % (digits, v)
+    return s
+
+
+def format_float(v, type_name: str) -> str:
+    """One element of a floating-point literal, as XLA prints it."""
+    if type_name == "f32":
+        f = float(v)
+        if math.isnan(f):
+            return _nan_text(v, type_name)
+        if math.isinf(f):
+            return "inf" if f > 0 else "-inf"
+        s = _fmt_g(f, 6)
+        if np.float32(float(s)) != np.float32(f):
+            s = _fmt_g(f, 9)
+        return s
+    if type_name == "f64":
+        f = float(v)
+        if math.isnan(f):
+            return _nan_text(v, type_name)
+        if math.isinf(f):
+            return "inf" if f > 0 else "-inf"
+        s = _fmt_g(f, 15)
+        if float(s) != f:
+            s = _fmt_g(f, 17)
+        return s
+    f = float(v)
+    if math.isnan(f):
+        return _nan_text(v, type_name)
+    if math.isinf(f):
+        return "inf" if f > 0 else "-inf"
+    return _fmt_g(f, _MAX_DIGITS10.get(type_name, 9))
+
+
+_NAN_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _nan_text(v, type_name: str) -> str:
+    arr = np.asarray(v)
+    nbytes = arr.dtype.itemsize
+    bits = int(arr.reshape(1).view(_NAN_UINT[nbytes])[0])
+    sign = bits >> (nbytes * 8 - 1)
+    s = "-nan" if sign else "nan"
+    from ..types import PRIMITIVE_TYPES
+    et = PRIMITIVE_TYPES[type_name]
+    if _has_payload(et):
+        mant = _mantissa_bits(et)[1]
+        payload = bits & ((1 << mant) - 1)
+        quiet = 1 << (mant - 1)
+        if payload != quiet:
+            s += f"(0x{payload:x})"
+    return s
+
+
+def format_element(v, et) -> str:
+    kind = et.kind
+    if kind == "float":
+        return format_float(v, et.name)
+    if kind == "complex":
+        real = "f32" if et.name == "c64" else "f64"
+        return f"({format_float(v.real, real)}, {format_float(v.imag, real)})"
+    if kind == "pred":
+        return "true" if v else "false"
+    return str(int(v))
+
+
+def format_literal(lit: ir.Literal) -> str:
+    """The text inside constant(...), in XLA's one-line format."""
+    if lit.value is None:
+        return "{...}"
+    if isinstance(lit.value, tuple):
+        return "( " + ", ".join(format_literal(x) for x in lit.value) + " )"
+    arr = lit.value
+    shape = lit.shape
+    et = shape.element_type
+    rank = arr.ndim
+    if rank == 0:
+        return format_element(arr[()], et)
+    if et.kind == "pred":
+        strs = np.where(arr.reshape(-1), "1", "0").tolist()
+    elif et.kind in ("sint", "uint"):
+        strs = [str(x) for x in arr.reshape(-1).astype(np.int64 if et.kind == "sint" or et.bits < 64
+                                                       else np.uint64).tolist()]
+    else:
+        flat = arr.reshape(-1)
+        strs = [format_element(flat[i], et) for i in range(flat.size)]
+    out: list[str] = []
+    dims = arr.shape
+    it = iter(strs)
+
+    def rec(level: int, accum: list[int]):
+        n = dims[level]
+        remaining = rank - level
+        if remaining == 1:
+            if rank == 1:
+                out.append("{")
+            else:
+                out.append("{" + ("" if n <= 1 else " "))
+            for i in range(n):
+                out.append(next(it))
+                if i < n - 1:
+                    out.append(", ")
+            if rank == 1:
+                out.append("}")
+            else:
+                out.append(("" if n <= 1 else " ") + "}")
+            return
+        if rank > 3 and accum:
+            out.append("{" + f" /*i{len(accum) - 1}={accum[-1]}*/" + (" " if n > 0 else ""))
+        else:
+            out.append("{ ")
+        for i in range(n):
+            accum.append(i)
+            rec(level + 1, accum)
+            accum.pop()
+            if i < n - 1:
+                out.append(", ")
+        out.append(" }")
+
+    rec(0, [])
+    return "".join(out)

@@ -1,0 +1,785 @@
+"""HLO text -> IR: Lark LALR over grammar/hlo.lark with the tokenizer of lexer.py and a transformer
+applied during parsing (no parse tree is built).  Every syntax error becomes a located HloError.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Any, Optional
+
+from lark import Lark, Token
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+
+from .. import ir
+from ..diagnostics import HloError, SourceText
+from ..types import PRIMITIVE_TYPES
+from . import lexer as _lexer
+from ..opcodes import _InlineInstr
+from .literals import ELIDED, LitTuple, parse_literal_body
+
+MAX_NESTING = 500  # XLA's HloParserOptions max_recursion_depth
+
+
+def grammar_path() -> Path:
+    """grammar/hlo.lark: inside the installed package, or at the top of a source checkout."""
+    packaged = resources.files("hlo_interp") / "grammar" / "hlo.lark"
+    if packaged.is_file():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parents[2] / "grammar" / "hlo.lark"
+
+
+@functools.lru_cache(maxsize=1)
+def grammar_text() -> str:
+    return grammar_path().read_text(encoding="utf-8")
+
+
+# --------------------------------------------------------------------------------------------------
+# The transformer: grammar rules -> IR objects.  Per-parse state lives in `_Ctx`.
+
+class _Root:
+    pass
+
+
+class _Entry:
+    pass
+
+
+_ROOT = _Root()
+_ENTRY = _Entry()
+
+
+class _Nested:
+    """An operand written as a nested instruction: hoisted before its user."""
+    __slots__ = ("ins", "hoisted")
+
+    def __init__(self, ins: ir.Instruction, hoisted: list):
+        self.ins = ins
+        self.hoisted = hoisted
+
+
+class _InstrResult(_InlineInstr):
+    __slots__ = ("ins", "hoisted")
+
+    def __init__(self, ins, hoisted):
+        self.ins = ins
+        self.hoisted = hoisted
+
+
+class _Ctx:
+    def __init__(self, source: SourceText):
+        self.source = source
+        self.inline_computations: list[ir.Computation] = []
+        self.anon_counter = 0
+
+    def builder_inline_computation(self, braces: ir.GBraces, attr: str, ins_name: str) -> str:
+        """`to_apply={ ... }`: the instructions become a computation of their own."""
+        instrs: list[ir.Instruction] = []
+        for r in braces.items:
+            instrs.extend(r.hoisted)
+            instrs.append(r.ins)
+        name = f"{ins_name}.{attr}"
+        comp = ir.Computation(name=name, instructions=instrs, loc=instrs[0].loc if instrs else None)
+        _BUILDER._check_instructions(comp)
+        self.inline_computations.append(comp)
+        return name
+
+
+def _strip(name: str) -> str:
+    return name[1:] if name.startswith("%") else name
+
+
+def _int(tok: Token, source: SourceText | None = None) -> int:
+    return int(tok)
+
+
+_DEFAULT_LAYOUTS: dict[int, ir.Layout] = {}
+
+
+def _default_layout(rank: int) -> ir.Layout:
+    lay = _DEFAULT_LAYOUTS.get(rank)
+    if lay is None:
+        lay = _DEFAULT_LAYOUTS[rank] = ir.Layout(tuple(range(rank - 1, -1, -1)))
+    return lay
+
+
+class _Builder:
+    """Callbacks named after the grammar's rules and aliases; each gets the list of children."""
+
+    ctx: _Ctx
+
+    # ---- module
+    def hlo(self, c):
+        return c[0]
+
+    def headerless(self, c):
+        comps = [x for x in c if isinstance(x, ir.Computation)]
+        entry = next((x for x in comps if x.is_entry), comps[-1])
+        entry.is_entry = True
+        m = ir.Module(name=f"module_{entry.name}", computations=comps, has_header=False)
+        return self._finish_module(m)
+
+    def module(self, c):
+        name = _strip(c[0])
+        attrs = {}
+        tables = ir.StackFrameTables()
+        comps = []
+        from ..opcodes import decode_header_attrs
+        raw_attrs = []
+        for x in c[1:]:
+            if isinstance(x, ir.Computation):
+                comps.append(x)
+            elif isinstance(x, tuple) and x and x[0] == "table":
+                _, tname, rows = x
+                {"FileNames": tables.file_names, "FunctionNames": tables.function_names,
+                 "FileLocations": tables.file_locations, "StackFrames": tables.stack_frames}[tname].extend(rows)
+            else:
+                raw_attrs.append(x)
+        attrs = decode_header_attrs(raw_attrs, self.ctx)
+        if comps and not any(x.is_entry for x in comps):
+            comps[-1].is_entry = True
+        if "entry_computation_layout" not in attrs and comps:
+            layout = _entry_layout(next(x for x in comps if x.is_entry))
+            if layout is not None:
+                # XLA's parser derives it from the entry computation; printing it keeps parse∘print exact.
+                attrs = _insert_after(attrs, "entry_computation_layout", layout,
+                                      ("is_scheduled", "input_output_alias", "buffer_donor",
+                                       "alias_passthrough_params"))
+        m = ir.Module(name=name, computations=comps, attrs=attrs, stack_frames=tables)
+        return self._finish_module(m)
+
+    def _finish_module(self, m: ir.Module) -> ir.Module:
+        if self.ctx.inline_computations:
+            m.computations = self.ctx.inline_computations + m.computations
+        entries = [x for x in m.computations if x.is_entry]
+        if len(entries) > 1:
+            second = entries[1]
+            raise HloError("expects only one ENTRY computation", filename=self.ctx.source.filename,
+                           line=second.loc.line if second.loc else None,
+                           column=second.loc.column if second.loc else None,
+                           source_line=self.ctx.source.line_text(second.loc.line) if second.loc else None)
+        seen: dict[str, ir.Computation] = {}
+        for comp in m.computations:
+            if comp.name in seen:
+                raise self._err_at_loc(comp.loc, f"computation already exists: {comp.name}")
+            seen[comp.name] = comp
+        return m
+
+    def header_attr(self, c):
+        return (c[0], _gval(c[1]))
+
+    def stack_table(self, c):
+        return ("table", str(c[0]), c[1:])
+
+    def table_string(self, c):
+        return (int(c[0]), _unescape(c[1], self.ctx, c[1].start_pos))
+
+    def table_record(self, c):
+        return (int(c[0]), c[1])
+
+    # ---- computations
+    def computation(self, c):
+        is_entry = c[0] is _ENTRY
+        i = 1 if is_entry else 0
+        name_tok = c[i]
+        i += 1
+        params = result = None
+        if i < len(c) and isinstance(c[i], tuple) and c[i] and c[i][0] == "sig":
+            _, params, result = c[i]
+            i += 1
+        instrs: list[ir.Instruction] = []
+        attrs_raw = []
+        for x in c[i:]:
+            if isinstance(x, _InstrResult):
+                instrs.extend(x.hoisted)
+                instrs.append(x.ins)
+            else:
+                attrs_raw.append(x)
+        loc = self._loc(name_tok.start_pos)
+        comp = ir.Computation(name=_strip(name_tok), instructions=instrs, is_entry=is_entry,
+                              params=params, result_shape=result, loc=loc)
+        if attrs_raw:
+            from ..opcodes import decode_computation_attrs
+            comp.attrs = decode_computation_attrs(attrs_raw, self.ctx)
+        self._check_instructions(comp)
+        return comp
+
+    def _check_instructions(self, comp: ir.Computation) -> None:
+        seen: dict[str, ir.Instruction] = {}
+        roots = []
+        for ins in comp.instructions:
+            if ins.name in seen:
+                prev = seen[ins.name]
+                err = self._err_at_loc(ins.loc, f"instruction already exists: {ins.name}")
+                if prev.loc:
+                    err.notes.append(f"previously defined at line {prev.loc.line}")
+                raise err
+            seen[ins.name] = ins
+            if ins.is_root:
+                roots.append(ins)
+        if len(roots) > 1:
+            raise self._err_at_loc(roots[1].loc, f"computation {comp.name} has more than one ROOT")
+        if not roots and comp.instructions:
+            comp.instructions[-1].is_root = True
+
+    def entry_kw(self, c):
+        return _ENTRY
+
+    def root_kw(self, c):
+        return _ROOT
+
+    def signature(self, c):
+        params = [p for p in c[:-1] if p is not None]
+        return ("sig", params, c[-1])
+
+    def param(self, c):
+        return (_strip(c[0][:-1]), c[1])
+
+    def comp_attr(self, c):
+        return (c[0], _gval(c[1]))
+
+    # ---- instructions
+    def instruction(self, c):
+        is_root = c[0] is _ROOT
+        name_tok = c[1] if is_root else c[0]
+        rhs = c[-1]
+        return self._make_instruction(_strip(name_tok), name_tok.start_pos, is_root, rhs)
+
+    def instruction_attr_name(self, c):
+        is_root = c[0] is _ROOT
+        name_tok = c[1] if is_root else c[0]
+        rhs = c[-1]
+        return self._make_instruction(_strip(name_tok[:-1]), name_tok.start_pos, is_root, rhs)
+
+    def _make_instruction(self, name, pos, is_root, rhs):
+        shape, opcode, opcode_pos, operands, literal, param_no, attrs, hoisted = rhs
+        from ..opcodes import decode_instruction_attrs
+        ins = ir.Instruction(name=name, opcode=opcode, shape=shape, operands=operands,
+                             literal=literal, parameter_number=param_no, is_root=is_root,
+                             loc=self._loc(pos))
+        decode_instruction_attrs(ins, attrs, self.ctx)
+        return _InstrResult(ins, hoisted)
+
+    def rhs_constant(self, c):
+        shape = c[0] if isinstance(c[0], (ir.ArrayShape, ir.TupleShape, ir.BufferShape)) else None
+        i = 1 if shape is not None else 0
+        op_tok, body = c[i], c[i + 1]
+        if shape is None:
+            raise HloError.at(self.ctx.source, op_tok.start_pos,
+                              "constant needs a result shape: e.g. f32[] constant(1)")
+        literal = parse_literal_body(body, body.start_pos, shape, self.ctx.source)
+        return (shape, "constant", op_tok.start_pos, [], literal, None, c[i + 2:], [])
+
+    def rhs_op(self, c):
+        shape = c[0] if isinstance(c[0], (ir.ArrayShape, ir.TupleShape, ir.BufferShape)) else None
+        i = 1 if shape is not None else 0
+        op_tok = c[i]
+        opcode = str(op_tok)
+        operands: list[str] = []
+        hoisted: list[ir.Instruction] = []
+        attrs = []
+        param_no = None
+        for x in c[i + 1:]:
+            if x is None:
+                continue
+            if isinstance(x, tuple):
+                attrs.append(x)
+            elif isinstance(x, _Nested):
+                hoisted.extend(x.hoisted)
+                hoisted.append(x.ins)
+                operands.append(x.ins.name)
+            elif isinstance(x, Token) and x.type == "INT":
+                if opcode != "parameter" or param_no is not None:
+                    raise HloError.at(self.ctx.source, x.start_pos,
+                                      "expected an operand name, found an integer"
+                                      + ("" if opcode == "parameter" else
+                                         " (only parameter(N) takes a number)"))
+                param_no = int(x)
+            else:
+                operands.append(x)
+        if opcode == "parameter":
+            if param_no is None:
+                raise HloError.at(self.ctx.source, op_tok.start_pos,
+                                  "parameter needs its number: parameter(0)")
+        return (shape, opcode, op_tok.start_pos, operands, None, param_no, attrs, hoisted)
+
+    def operand_ref(self, c):
+        return _strip(c[-1])
+
+    def operand_int(self, c):
+        return c[0]
+
+    def _anon_name(self, opcode: str) -> str:
+        self.ctx.anon_counter += 1
+        return f"{opcode}.anon{'' if self.ctx.anon_counter == 1 else self.ctx.anon_counter}"
+
+    def operand_nested(self, c):
+        shape = c[0] if isinstance(c[0], (ir.ArrayShape, ir.TupleShape, ir.BufferShape)) else None
+        rhs = self.rhs_op(c)
+        if shape is None:
+            raise HloError.at(self.ctx.source, c[0].start_pos,
+                              "a nested instruction needs its shape: add(f32[] sqrt(x), y)")
+        _, opcode, pos, operands, _, param_no, attrs, hoisted = rhs
+        ins = ir.Instruction(name=self._anon_name(opcode), opcode=opcode, shape=shape,
+                             operands=operands, parameter_number=param_no, loc=self._loc(pos))
+        return _Nested(ins, hoisted)
+
+    def operand_constant(self, c):
+        rhs = self.rhs_constant(c)
+        shape, _, pos, _, literal, _, _, _ = rhs
+        ins = ir.Instruction(name=self._anon_name("constant"), opcode="constant", shape=shape,
+                             literal=literal, loc=self._loc(pos))
+        return _Nested(ins, [])
+
+    def attr(self, c):
+        return (c[0], _gval(c[1]))
+
+    # ---- generic attribute values
+    def int(self, c):
+        return int(c[0])
+
+    def float(self, c):
+        return ir.GRaw("float", str(c[0]))
+
+    def string(self, c):
+        return ir.GString(_unescape(c[0], self.ctx, c[0].start_pos))
+
+    def true(self, c):
+        return True
+
+    def false(self, c):
+        return False
+
+    def dxd(self, c):
+        return ir.GRaw("dxd", str(c[0]))
+
+    def pad(self, c):
+        return ir.GRaw("pad", str(c[0]))
+
+    def dim_labels(self, c):
+        return ir.GRaw("dim_labels", str(c[0]))
+
+    def sparsity(self, c):
+        return ir.GRaw("sparsity", str(c[0]))
+
+    def json(self, c):
+        return ir.GRaw("json", str(c[0]))
+
+    def braces(self, c):
+        items = []
+        commas = []
+        pending_comma = False
+        for x in c:
+            if x is None:
+                continue
+            if isinstance(x, Token):
+                if x.type == "COMMA":
+                    pending_comma = True
+                    continue
+                if x.type == "NAME":
+                    x = ir.GName(_strip(x))
+            if items:
+                commas.append(pending_comma)
+            pending_comma = False
+            items.append(x)
+        return ir.GBraces(tuple(items), tuple(commas))
+
+    def keyval(self, c):
+        v = c[1]
+        if isinstance(v, Token):
+            v = int(v) if v.type == "INT" else ir.GName(_strip(v))
+        return ir.GKeyVal(str(c[0])[:-1], v)
+
+    def keyval_empty(self, c):
+        return ir.GKeyVal(str(c[0])[:-1], None)
+
+    def program_shape(self, c):
+        params = c[0].elements if isinstance(c[0], ir.TupleShape) else (c[0],)
+        return ir.GProgramShape(tuple(params), c[1])
+
+    def alias_entry(self, c):
+        idx = _int_tuple(c[0], self.ctx)
+        t: ir.GAliasEntry = c[1]
+        return ir.GAliasEntry(idx, t.param_number, t.param_index, t.kind)
+
+    def alias_tuple(self, c):
+        num = int(c[0])
+        index: tuple[int, ...] = ()
+        kind = None
+        for x in c[1:]:
+            if isinstance(x, ir.GBraces):
+                index = _int_tuple(x, self.ctx)
+            else:
+                kind = str(x)
+        return ir.GAliasEntry(None, num, index, kind)
+
+    def unknown_dim(self, c):
+        return ir.GUnknownDim()
+
+    def named_brackets(self, c):
+        return ir.GNamedBrackets(str(c[0]), c[1])
+
+    def brackets(self, c):
+        items = []
+        for x in c:
+            if x is None:
+                continue
+            if isinstance(x, Token) and x.type == "NAME":
+                x = ir.GName(_strip(x))
+            items.append(x)
+        return ir.GBrackets(tuple(items))
+
+    def slice_range(self, c):
+        return ir.GSliceRange(tuple(int(x) for x in c))
+
+    def iota_list(self, c):
+        dims = tuple(c[0].items)
+        reshape = tuple(c[1].items)
+        perm = None
+        if len(c) > 2 and c[-1] is not None and isinstance(c[-1], tuple):
+            perm = c[-1]
+        for part in (dims, reshape):
+            if not all(isinstance(v, int) for v in part):
+                raise HloError("iota list dimensions must be integers", filename=self.ctx.source.filename)
+        return ir.GIotaList(dims, reshape, perm)
+
+    # ---- shapes
+    def array_shape(self, c):
+        tok = c[0]
+        et = PRIMITIVE_TYPES[str(tok)]
+        layout = c[-1] if isinstance(c[-1], ir.Layout) else None
+        dims = []
+        dyn = []
+        any_dyn = False
+        for d in c[1:]:
+            if d is None or isinstance(d, ir.Layout):
+                continue
+            size, is_dyn = d
+            dims.append(size)
+            dyn.append(is_dyn)
+            any_dyn = any_dyn or is_dyn
+        dims_t = tuple(dims)
+        if layout is None:
+            if et.dtype is not None:
+                layout = _default_layout(len(dims_t))
+        elif layout.minor_to_major and len(layout.minor_to_major) != len(dims_t) or (
+                not layout.minor_to_major and dims_t and not layout.has_extras):
+            raise HloError.at(self.ctx.source, tok.start_pos,
+                              f"layout has {len(layout.minor_to_major)} dimensions, "
+                              f"but the shape has {len(dims_t)}")
+        return ir.ArrayShape(et, dims_t, tuple(dyn) if any_dyn else (False,) * len(dims_t), layout)
+
+    def tuple_shape(self, c):
+        return ir.TupleShape(tuple(x for x in c if x is not None))
+
+    def buffer_shape(self, c):
+        return ir.BufferShape(c[1])
+
+    def dim_static(self, c):
+        return (int(c[0]), False)
+
+    def dim_bounded(self, c):
+        return (int(c[-1]), True)
+
+    def dim_unbounded(self, c):
+        return (ir.UNBOUNDED, True)
+
+    def layout(self, c):
+        m2m: tuple[int, ...] = ()
+        kw: dict[str, Any] = {}
+        for x in c[1:]:
+            if x is None:
+                continue
+            if isinstance(x, tuple) and x and x[0] == "m2m":
+                m2m = x[1]
+            else:
+                key, val = x
+                kw[key] = val
+        return ir.Layout(m2m, **kw)
+
+    def int_list(self, c):
+        return ("m2m", tuple(int(x) for x in c))
+
+    def layout_dim_levels(self, c):
+        return ("dim_level_types", str(c[0]))
+
+    def layout_tiles(self, c):
+        return ("tiles", tuple(x for x in c[1:] if isinstance(x, tuple)))
+
+    def tile_dims(self, c):
+        return tuple(x for x in c if x is not None)
+
+    def tile_combine(self, c):
+        return ir.TILE_COMBINE
+
+    def layout_fn(self, c):
+        key = {"L": "tail_padding_alignment", "E": "element_size_bits", "S": "memory_space",
+               "M": "dynamic_prefix_bytes"}[str(c[0])[0]]
+        return (key, int(c[1]))
+
+    def layout_index_type(self, c):
+        return ("index_type", PRIMITIVE_TYPES[str(c[-1])])
+
+    def layout_pointer_type(self, c):
+        return ("pointer_type", PRIMITIVE_TYPES[str(c[-1])])
+
+    def layout_split_configs(self, c):
+        return ("split_configs", tuple(x for x in c[1:] if isinstance(x, tuple)))
+
+    def split_config(self, c):
+        return (int(c[0]), tuple(int(x) for x in c[1:]))
+
+    def layout_physical_shape(self, c):
+        return ("physical_shape", c[1])
+
+    # ---- literals (start="literal"; see literals.py)
+    def literal(self, c):
+        return c[0]
+
+    def lit_int(self, c):
+        return ("i", str(c[0]))
+
+    def lit_float(self, c):
+        return ("f", str(c[0]))
+
+    def lit_true(self, c):
+        return True
+
+    def lit_false(self, c):
+        return False
+
+    def lit_array(self, c):
+        return [x for x in c if x is not None]
+
+    def lit_tuple(self, c):
+        return LitTuple(x for x in c if x is not None)
+
+    def lit_elided(self, c):
+        return ELIDED
+
+    def lit_with_shape(self, c):
+        return ("shaped", c[0], c[1])
+
+    # ---- helpers
+    def _loc(self, pos: int) -> ir.Location:
+        line, col = self.ctx.source.line_col(pos)
+        return ir.Location(line, col)
+
+    def _err_at_loc(self, loc: Optional[ir.Location], message: str) -> HloError:
+        src = self.ctx.source
+        if loc is None:
+            return HloError(message, filename=src.filename)
+        return HloError(message, filename=src.filename, line=loc.line, column=loc.column,
+                        source_line=src.line_text(loc.line))
+
+
+def _gval(v):
+    if isinstance(v, Token) and v.type == "NAME":
+        return ir.GName(_strip(v))
+    return v
+
+
+def _entry_layout(entry: ir.Computation):
+    params = entry.parameters()
+    if any(p.shape is None for p in params) or entry.root.shape is None:
+        return None
+    return ir.GProgramShape(tuple(p.shape for p in params), entry.root.shape)
+
+
+def _insert_after(attrs: dict, key: str, value, before_keys) -> dict:
+    out = {}
+    placed = False
+    for k, v in attrs.items():
+        if not placed and k not in before_keys:
+            out[key] = value
+            placed = True
+        out[k] = v
+    if not placed:
+        out[key] = value
+    return out
+
+
+def _int_tuple(braces, ctx) -> tuple[int, ...]:
+    items = braces.items if isinstance(braces, ir.GBraces) else braces
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in items):
+        raise HloError("expected a list of integers like {0,1}", filename=ctx.source.filename)
+    return tuple(items)
+
+
+_ESCAPES = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)", re.S)
+_SIMPLE_ESC = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'", "a": "\a", "b": "\b",
+               "f": "\f", "v": "\v", "?": "?"}
+
+
+def _unescape(tok: str, ctx, pos: int) -> str:
+    """C-style unescaping of a quoted string token (absl::CUnescape)."""
+    body = tok[1:-1]
+    if "\\" not in body:
+        return body
+
+    def rep(m):
+        e = m.group(1)
+        if e[0] == "x":
+            return chr(int(e[1:], 16))
+        if e[0] in "01234567":
+            return chr(int(e, 8))
+        if e in _SIMPLE_ESC:
+            return _SIMPLE_ESC[e]
+        raise HloError.at(ctx.source, pos, f"invalid escape sequence '\\{e}' in string")
+
+    return _ESCAPES.sub(rep, body)
+
+
+# --------------------------------------------------------------------------------------------------
+# The parser object (built once, LALR tables cached by Lark)
+
+_BUILDER = _Builder()
+
+
+@functools.lru_cache(maxsize=1)
+def _lark() -> Lark:
+    text = grammar_text()
+    _lexer.set_grammar_text(text)
+    return Lark(text, parser="lalr", lexer=_lexer.HloLexer, start=["hlo", "literal", "shape"],
+                transformer=_BUILDER, maybe_placeholders=True, propagate_positions=False)
+
+
+_GLOG_PREFIX = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]\n]*\] ", re.M)
+
+
+def strip_log_prefixes(text: str) -> str:
+    """Blank out glog prefixes (`I1123 08:47:03.123456  12345 file.cc:12] `) of HLO pasted from logs.
+    The prefix is replaced by spaces, so line and column numbers stay those of the original."""
+    if not _GLOG_PREFIX.search(text):
+        return text
+    return _GLOG_PREFIX.sub(lambda m: " " * len(m.group()), text)
+
+
+def parse_module(text: str, filename: str = "<string>") -> ir.Module:
+    """Parse HLO module text (with or without the `HloModule` header)."""
+    text = strip_log_prefixes(text)
+    source = SourceText(text, filename)
+    m = _parse(source, "hlo")
+    m.filename = filename
+    return m
+
+
+def _parse_literal_tree(source: SourceText, start: int, end: int):
+    """Parse source.text[start:end] with the `literal` rule (called while a module is being parsed)."""
+    parser = _lark()
+    try:
+        return parser.parse(_lexer.LexInput(source, start, end), start="literal")
+    except VisitError as e:
+        if isinstance(e.orig_exc, HloError):
+            raise e.orig_exc from None
+        raise
+    except UnexpectedInput as e:
+        raise _syntax_error(source, e) from None
+
+
+def parse_shape(text: str) -> ir.Shape:
+    return _parse(SourceText(text, "<shape>"), "shape")
+
+
+def _parse(source: SourceText, start: str):
+    parser = _lark()
+    ctx = _Ctx(source)
+    _BUILDER.ctx = ctx
+    if not source.text.strip():
+        raise HloError("empty input: expected an HloModule or a computation", filename=source.filename,
+                       line=1, column=1, source_line="")
+    try:
+        return parser.parse(_lexer.LexInput(source), start=start)
+    except HloError:
+        raise
+    except VisitError as e:  # an error raised inside a callback
+        if isinstance(e.orig_exc, HloError):
+            raise e.orig_exc from None
+        raise
+    except UnexpectedInput as e:
+        raise _syntax_error(source, e) from None
+    except RecursionError:
+        raise HloError(f"input nested too deeply (more than {MAX_NESTING} levels)",
+                       filename=source.filename) from None
+
+
+# Words for the grammar's terminals, for "expected ..." messages.
+_TERMINAL_WORDS = {
+    "NAME": "a name", "INT": "an integer", "FLOAT": "a number", "SPECIAL_FLOAT": "inf or nan",
+    "STRING": "a string", "ATTR": "an attribute (name=value)", "PARAM_NAME": "a parameter (name: shape)",
+    "PRIMITIVE_TYPE": "a shape such as f32[4]", "DXD": "a size like 3x3", "PAD": "a padding like 0_0x1_1",
+    "DIM_LABELS": "dimension labels like b01f_01io->b01f", "JSON_DICT": "a JSON dict",
+    "LITERAL_BODY": "a literal", "OPCODE_CONSTANT": "constant(", "TABLE_NAME": "a table name",
+    "LAYOUT_OPEN": "a layout '{'", "TILE_OPEN": "a tile T(...)", "SPARSITY": "a sparsity descriptor",
+    "DIM_LEVELS": "D(...)", "LAYOUT_FN": "a layout item", "SPLIT_OPEN": "SC(", "PHYSICAL_OPEN": "P(",
+    "BUFFER_OPEN": "b(", "ARROW": "'->'", "LE": "'<='", "DOTS": "'...'", "$END": "end of input",
+}
+
+
+@functools.lru_cache(maxsize=1)
+def _terminal_strings() -> dict[str, str]:
+    out = {}
+    for t in _lark().terminals:
+        if t.pattern.type == "str":
+            out[t.name] = f"'{t.pattern.value}'"
+    return out
+
+
+def _describe_terminal(name: str) -> str:
+    if name in _TERMINAL_WORDS:
+        return _TERMINAL_WORDS[name]
+    return _terminal_strings().get(name, name)
+
+
+def _describe_expected(expected) -> str:
+    words = sorted({_describe_terminal(n) for n in expected})
+    # Prefer the few most useful alternatives; long lists help nobody.
+    if len(words) > 6:
+        words = words[:6] + ["..."]
+    if len(words) == 1:
+        return words[0]
+    return ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _describe_token(tok) -> str:
+    if tok.type == "$END":
+        return "end of input"
+    value = str(tok)
+    if len(value) > 40:
+        value = value[:37] + "..."
+    if tok.type in ("NAME", "ATTR", "PARAM_NAME"):
+        return f"'{value}'"
+    return f"'{value}'"
+
+
+def _syntax_error(source: SourceText, e: UnexpectedInput) -> HloError:
+    if isinstance(e, UnexpectedToken):
+        tok = e.token
+        pos = tok.start_pos if tok.type != "$END" or tok.start_pos is not None else len(source.text)
+        if tok.type == "$END":
+            pos = len(source.text.rstrip())
+            return HloError.at(source, max(pos - 1, 0) if pos else 0,
+                               f"unexpected end of input; expected {_describe_expected(e.expected)}")
+        msg = f"expected {_describe_expected(e.expected)}, found {_describe_token(tok)}"
+        hint = _hint(source, tok, e.expected)
+        if hint:
+            msg += f" ({hint})"
+        return HloError.at(source, pos, msg)
+    if isinstance(e, UnexpectedEOF):
+        return HloError.at(source, max(len(source.text.rstrip()) - 1, 0),
+                           f"unexpected end of input; expected {_describe_expected(e.expected)}")
+    if isinstance(e, UnexpectedCharacters):
+        return HloError.at(source, e.pos_in_stream, f"unexpected character {source.text[e.pos_in_stream]!r}")
+    return HloError(str(e), filename=source.filename)
+
+
+def _hint(source: SourceText, tok, expected) -> str:
+    text = source.text
+    if tok.type == "NAME" and "ATTR" in expected:
+        rest = text[tok.start_pos + len(tok):tok.start_pos + len(tok) + 3]
+        if rest.lstrip().startswith("="):
+            return "no space is allowed between an attribute name and '='"
+    if tok.type == "ATTR" and any(text[tok.start_pos:].startswith(k) for k in ()):
+        return ""
+    return ""

@@ -1,0 +1,464 @@
+"""IR -> canonical HLO text, in the style of XLA's HloModule::ToString (default print options):
+`%` names, computation signatures, layouts, `/*index=5*/` markers, attributes in XLA's order.
+
+Differences from XLA, on purpose: instructions stay in the order written (XLA re-sorts them
+post-order unless the module is scheduled), and constants are always printed in full (XLA elides
+those over 10 elements as `{...}`, which loses data).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from .. import ir
+from ..opcodes import COMMON_ATTRS, HEADER_ATTRS, schema_for
+from .literals import format_literal
+
+
+@dataclass(frozen=True)
+class PrintOptions:
+    strip_metadata: bool = False
+    strip_backend_config: bool = False
+    canonical_names: bool = False
+
+
+# --------------------------------------------------------------------------------------------------
+# Shapes and layouts
+
+def _dims_text(shape: ir.ArrayShape) -> str:
+    parts = []
+    dyn = shape.dynamic
+    for i, d in enumerate(shape.dims):
+        if d == ir.UNBOUNDED and dyn and dyn[i]:
+            parts.append("?")
+        elif dyn and dyn[i]:
+            parts.append(f"<={d}")
+        else:
+            parts.append(str(d))
+    return ",".join(parts)
+
+
+def layout_text(lay: ir.Layout) -> str:
+    s = ",".join(str(d) for d in lay.minor_to_major)
+    extras = []
+    if lay.dim_level_types is not None:
+        extras.append(lay.dim_level_types)
+    if lay.tiles:
+        extras.append("T" + "".join(
+            "(" + ",".join("*" if d == ir.TILE_COMBINE else str(d) for d in t) + ")" for t in lay.tiles))
+    if lay.tail_padding_alignment is not None:
+        extras.append(f"L({lay.tail_padding_alignment})")
+    if lay.index_type is not None:
+        extras.append(f"#({lay.index_type.name})")
+    if lay.pointer_type is not None:
+        extras.append(f"*({lay.pointer_type.name})")
+    if lay.element_size_bits is not None:
+        extras.append(f"E({lay.element_size_bits})")
+    if lay.memory_space is not None:
+        extras.append(f"S({lay.memory_space})")
+    if lay.split_configs:
+        extras.append("SC" + "".join(f"({d}:{','.join(str(i) for i in idx)})"
+                                     for d, idx in lay.split_configs))
+    if lay.physical_shape is not None:
+        extras.append(f"P({shape_text(lay.physical_shape)})")
+    if lay.dynamic_prefix_bytes is not None:
+        extras.append(f"M({lay.dynamic_prefix_bytes})")
+    if extras:
+        s += ":" + "".join(extras)
+    return "{" + s + "}"
+
+
+def shape_text(shape: ir.Shape, layouts: bool = True) -> str:
+    if isinstance(shape, ir.TupleShape):
+        parts = []
+        for i, s in enumerate(shape.elements):
+            t = shape_text(s, layouts)
+            if i and i % 5 == 0:
+                t = f"/*index={i}*/" + t
+            parts.append(t)
+        return "(" + ", ".join(parts) + ")"
+    if isinstance(shape, ir.BufferShape):
+        return f"b({shape_text(shape.element, layouts)})"
+    s = f"{shape.element_type.name}[{_dims_text(shape)}]"
+    lay = shape.layout
+    if layouts and lay is not None and (shape.dims or lay.has_extras):
+        s += layout_text(lay)
+    return s
+
+
+# --------------------------------------------------------------------------------------------------
+# Attribute values
+
+def _str(s: str) -> str:
+    """A C-escaped double-quoted string (absl::CEscape)."""
+    out = []
+    for ch in s:
+        o = ord(ch)
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif o < 0x20 or o == 0x7F:
+            out.append(f"\\{o:03o}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _name(n: str) -> str:
+    return "%" + n
+
+
+def _ints(v) -> str:
+    return "{" + ",".join(str(x) for x in v) + "}"
+
+
+def _window(w: ir.Window) -> str:
+    if not w.dims:
+        return "{}"
+    parts = ["size=" + "x".join(str(d.size) for d in w.dims)]
+    if any(d.stride != 1 for d in w.dims):
+        parts.append("stride=" + "x".join(str(d.stride) for d in w.dims))
+    if any(d.pad_low or d.pad_high for d in w.dims):
+        parts.append("pad=" + "x".join(f"{d.pad_low}_{d.pad_high}" for d in w.dims))
+    if any(d.lhs_dilate != 1 for d in w.dims):
+        parts.append("lhs_dilate=" + "x".join(str(d.lhs_dilate) for d in w.dims))
+    if any(d.rhs_dilate != 1 for d in w.dims):
+        parts.append("rhs_dilate=" + "x".join(str(d.rhs_dilate) for d in w.dims))
+    if any(d.reversal for d in w.dims):
+        parts.append("rhs_reversal=" + "x".join(str(int(d.reversal)) for d in w.dims))
+    return "{" + " ".join(parts) + "}"
+
+
+def _padding(p: tuple[ir.PaddingDim, ...]) -> str:
+    interior = any(d.interior for d in p)
+    if interior:
+        return "x".join(f"{d.low}_{d.high}_{d.interior}" for d in p)
+    return "x".join(f"{d.low}_{d.high}" for d in p)
+
+
+def _slice(s: tuple[ir.SliceDim, ...]) -> str:
+    parts = []
+    for d in s:
+        parts.append(f"[{d.start}:{d.limit}]" if d.stride == 1 else f"[{d.start}:{d.limit}:{d.stride}]")
+    return "{" + ", ".join(parts) + "}"
+
+
+def _replica_groups(rg: ir.ReplicaGroups) -> str:
+    if rg.iota is not None:
+        return _iota(rg.iota)
+    return "{" + ",".join(_ints(g) for g in rg.groups) + "}"
+
+
+def _iota(it: ir.GIotaList) -> str:
+    s = f"[{','.join(map(str, it.dims))}]<=[{','.join(map(str, it.reshape_dims))}]"
+    if it.transpose is not None:
+        s += f"T({','.join(map(str, it.transpose))})"
+    return s
+
+
+def _alias(entries) -> str:
+    parts = []
+    for e in entries:
+        t = f"({e.param_number}, {_ints(e.param_index)}" + (f", {e.kind}" if e.kind else "") + ")"
+        parts.append(t if e.output_index is None else f"{_ints(e.output_index)}: {t}")
+    return "{ " + ", ".join(parts) + " }" if parts else "{}"
+
+
+_METADATA_ORDER = ("op_type", "op_name", "source_file", "source_line", "source_end_line",
+                   "source_column", "source_end_column", "profile_type", "deduplicated_name",
+                   "preserve_layout", "scheduling_name", "stack_frame_id")
+
+
+def _metadata(md: dict) -> str:
+    keys = [k for k in _METADATA_ORDER if k in md] + [k for k in md if k not in _METADATA_ORDER]
+    parts = []
+    for k in keys:
+        v = md[k]
+        if isinstance(v, str):
+            parts.append(f"{k}={_str(v)}")
+        elif isinstance(v, bool):
+            parts.append(f"{k}={'true' if v else 'false'}")
+        elif isinstance(v, tuple):
+            parts.append(f"{k}={{{','.join(str(x) for x in v)}}}")
+        elif isinstance(v, ir.GName):
+            parts.append(f"{k}={v.text}")
+        else:
+            parts.append(f"{k}={v}")
+    return "{" + " ".join(parts) + "}"
+
+
+def _frontend(fa: dict) -> str:
+    parts = []
+    for k in sorted(fa):
+        v = fa[k]
+        parts.append(f"{k}={v.text if isinstance(v, ir.GRaw) else _str(v)}")
+    return "{" + ",".join(parts) + "}"
+
+
+def _backend_config(v) -> str:
+    return v.text if isinstance(v, ir.GRaw) else _str(v)
+
+
+def _program_shape(ps: ir.GProgramShape) -> str:
+    return "{" + shape_text(ir.TupleShape(ps.params)) + "->" + shape_text(ps.result) + "}"
+
+
+def _sharding(v: ir.GBraces) -> str:
+    """XLA's HloSharding::ToString forms: {replicated}, {maximal device=0},
+    {devices=[2,1]0,1 last_tile_dim_replicate}, {devices=[4,2]<=[8]}, tuples {{..}, {..}}."""
+    if v.items and all(isinstance(x, ir.GBraces) for x in v.items):
+        return "{" + ", ".join(_sharding(x) for x in v.items) + "}"
+    out = []
+    items = list(v.items)
+    i = 0
+    while i < len(items):
+        it = items[i]
+        if isinstance(it, ir.GKeyVal) and isinstance(it.value, ir.GBrackets) and it.key == "devices":
+            s = f"{it.key}={generic(it.value)}"
+            nums = []
+            while i + 1 < len(items) and isinstance(items[i + 1], int) and not isinstance(items[i + 1], bool):
+                nums.append(str(items[i + 1]))
+                i += 1
+            out.append(s + ",".join(nums))
+        elif isinstance(it, ir.GIotaList) and out:
+            out[-1] += _iota(it)
+        else:
+            out.append(generic(it))
+        i += 1
+    return "{" + " ".join(out) + "}"
+
+
+def generic(v: Any) -> str:
+    """Print a value of the generic attribute syntax back as written."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, ir.GName):
+        return _name(v.text) if _looks_like_instruction_ref(v.text) else v.text
+    if isinstance(v, ir.GString):
+        return _str(v.text)
+    if isinstance(v, ir.GRaw):
+        return v.text
+    if isinstance(v, ir.GKeyVal):
+        return f"{v.key}=" + ("" if v.value is None else generic(v.value))
+    if isinstance(v, ir.GBraces):
+        if not v.items:
+            return "{}"
+        out = [generic(v.items[0])]
+        for i, item in enumerate(v.items[1:]):
+            comma = v.commas[i] if i < len(v.commas) else True
+            out.append(("," if comma else " ") + generic(item))
+        return "{" + "".join(out) + "}"
+    if isinstance(v, ir.GBrackets):
+        return "[" + ",".join(generic(x) for x in v.items) + "]"
+    if isinstance(v, ir.GSliceRange):
+        return ":".join(str(x) for x in v.parts)
+    if isinstance(v, ir.GIotaList):
+        return _iota(v)
+    if isinstance(v, ir.GProgramShape):
+        return shape_text(ir.TupleShape(v.params)) + "->" + shape_text(v.result)
+    if isinstance(v, ir.GAliasEntry):
+        return _alias([v])[2:-2]
+    if isinstance(v, ir.GNamedBrackets):
+        return v.name + generic(v.brackets)
+    if isinstance(v, ir.GUnknownDim):
+        return "?"
+    if isinstance(v, (ir.ArrayShape, ir.TupleShape, ir.BufferShape)):
+        return shape_text(v)
+    if isinstance(v, tuple):
+        return "{" + ",".join(generic(x) for x in v) + "}"
+    return str(v)
+
+
+def _looks_like_instruction_ref(text: str) -> bool:
+    return False
+
+
+def attr_value_text(kind: str, v: Any) -> str:
+    if kind in ("int", "enum", "raw", "dim_labels") or (kind == "float" and not isinstance(v, float)):
+        return v.text if isinstance(v, ir.GRaw) else (v.text if isinstance(v, ir.ConvDims) else str(v))
+    if kind == "float":
+        return _float_attr(v)
+    if kind == "bool":
+        return "true" if v else "false"
+    if kind == "string":
+        return _str(v)
+    if kind == "comp":
+        return _name(v)
+    if kind in ("comps", "names"):
+        return "{" + ", ".join(_name(x) for x in v) + "}"
+    if kind == "ints":
+        return _ints(v)
+    if kind == "bools":
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        return "{" + ",".join("true" if x else "false" for x in v) + "}"
+    if kind == "enums":
+        return "{" + ",".join(v) + "}"
+    if kind == "int_lists":
+        return "{" + ",".join(_ints(g) for g in v) + "}"
+    if kind == "replica_groups":
+        return _replica_groups(v)
+    if kind == "window":
+        return _window(v)
+    if kind == "padding":
+        return _padding(v)
+    if kind == "slice":
+        return _slice(v)
+    if kind == "shape":
+        return shape_text(v)
+    if kind == "shapes":
+        return "{" + ", ".join(shape_text(s) for s in v) + "}"
+    if kind == "program_shape":
+        return _program_shape(v)
+    if kind == "alias":
+        return _alias(v)
+    if kind == "metadata":
+        return _metadata(v)
+    if kind == "frontend":
+        return _frontend(v)
+    if kind == "backend_config":
+        return _backend_config(v)
+    if kind == "sharding":
+        return _sharding(v)
+    return generic(v)
+
+
+def _float_attr(v: float) -> str:
+    s = "%g" % v
+    if float(s) != v:
+        s = repr(v)
+    return s
+
+
+# --------------------------------------------------------------------------------------------------
+# Instructions, computations, modules
+
+def _attr_kinds(opcode: str) -> dict[str, str]:
+    specs, _ = schema_for(opcode)
+    kinds = {s.name: s.kind for s in COMMON_ATTRS}
+    kinds.update({s.name: s.kind for s in specs})
+    return kinds
+
+
+_KINDS_CACHE: dict[str, dict[str, str]] = {}
+
+
+def instruction_text(ins: ir.Instruction, opts: PrintOptions = PrintOptions(), names=None) -> str:
+    nm = (lambda n: names.get(n, n)) if names else (lambda n: n)
+    parts = ["ROOT " if ins.is_root else "", "%", nm(ins.name), " = "]
+    if ins.shape is not None:
+        parts.append(shape_text(ins.shape))
+        parts.append(" ")
+    parts.append(ins.opcode)
+    parts.append("(")
+    if ins.opcode == "constant" and ins.literal is not None:
+        parts.append(format_literal(ins.literal))
+    elif ins.opcode == "parameter" and ins.parameter_number is not None:
+        parts.append(str(ins.parameter_number))
+    else:
+        ops = []
+        for i, o in enumerate(ins.operands):
+            t = "%" + nm(o)
+            if i and i % 5 == 0:
+                t = f"/*index={i}*/" + t
+            ops.append(t)
+        parts.append(", ".join(ops))
+    parts.append(")")
+    kinds = _KINDS_CACHE.get(ins.opcode)
+    if kinds is None:
+        kinds = _KINDS_CACHE[ins.opcode] = _attr_kinds(ins.opcode)
+    for key, val in ins.attrs.items():
+        if opts.strip_metadata and key == "metadata":
+            continue
+        if opts.strip_backend_config and key == "backend_config":
+            continue
+        kind = "generic" if key in ins.unknown_attrs else kinds.get(key, "generic")
+        if kind in ("comp", "comps", "names") and names:
+            val = names.get(val, val) if kind == "comp" else tuple(names.get(x, x) for x in val)
+        parts.append(f", {key}={attr_value_text(kind, val)}")
+    return "".join(parts)
+
+
+def computation_text(comp: ir.Computation, opts: PrintOptions = PrintOptions(), names=None) -> str:
+    nm = (lambda n: names.get(n, n)) if names else (lambda n: n)
+    head = "ENTRY " if comp.is_entry else ""
+    params = comp.parameters()
+    sig = ""
+    if all(p.shape is not None for p in params) and comp.root.shape is not None:
+        sig = " (" + ", ".join(f"{nm(p.name)}: {shape_text(p.shape, layouts=False)}" for p in params) + \
+              ") -> " + shape_text(comp.root.shape, layouts=False)
+    lines = [f"{head}%{nm(comp.name)}{sig} {{"]
+    for ins in comp.instructions:
+        lines.append("  " + instruction_text(ins, opts, names))
+    tail = "}"
+    for key, val in comp.attrs.items():
+        tail += f", {key}={_str(val) if isinstance(val, str) else generic(val)}"
+    lines.append(tail)
+    return "\n".join(lines)
+
+
+def _header_text(m: ir.Module) -> str:
+    kinds = {s.name: s.kind for s in HEADER_ATTRS}
+    parts = [f"HloModule {m.name}"]
+    for key, val in m.attrs.items():
+        parts.append(f"{key}={attr_value_text(kinds.get(key, 'generic'), val)}")
+    return ", ".join(parts)
+
+
+def _tables_text(t: ir.StackFrameTables) -> str:
+    blocks = []
+    for title, rows in (("FileNames", t.file_names), ("FunctionNames", t.function_names),
+                        ("FileLocations", t.file_locations), ("StackFrames", t.stack_frames)):
+        if not rows:
+            continue
+        lines = [title]
+        for idx, val in rows:
+            lines.append(f"{idx} {_str(val) if isinstance(val, str) else generic(val)}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def canonical_name_map(m: ir.Module) -> dict[str, str]:
+    """Renumber like XLA's canonical printing: computations in order get `comp.N`... XLA uses
+    tmp_N per computation for instructions; we number instructions per computation and keep
+    computation names readable but renumbered by kind."""
+    names: dict[str, str] = {}
+    for ci, comp in enumerate(m.computations):
+        names[comp.name] = "ENTRY" if comp.is_entry and False else f"computation.{ci}"
+        for ii, ins in enumerate(comp.instructions):
+            if ins.opcode == "parameter":
+                names.setdefault(ins.name, f"param_{ins.parameter_number}.{ci}")
+    # instructions: tmp_N per computation, numbered in order (parameters excluded)
+    for ci, comp in enumerate(m.computations):
+        n = 0
+        for ins in comp.instructions:
+            if ins.opcode != "parameter":
+                names[ins.name] = f"tmp_{n}.{ci}" if False else f"tmp_{ci}_{n}"
+                n += 1
+    return names
+
+
+def to_text(m: ir.Module, opts: Optional[PrintOptions] = None, **kw) -> str:
+    """The module as canonical HLO text."""
+    if opts is None:
+        opts = PrintOptions(**kw)
+    names = canonical_name_map(m) if opts.canonical_names else None
+    out = [_header_text(m), ""]
+    if m.stack_frames and not opts.strip_metadata:
+        out.append(_tables_text(m.stack_frames))
+        out.append("")
+        out.append("")
+    for comp in m.computations:
+        out.append(computation_text(comp, opts, names))
+        out.append("")
+    return "\n".join(out) + "\n"
