@@ -274,10 +274,38 @@ class ReplicaGroups:
 # --------------------------------------------------------------------------------------------------
 # Module structure
 
-@dataclass(frozen=True)
 class Location:
-    line: int
-    column: int
+    """A place in the source text; line and column are worked out only when asked for."""
+    __slots__ = ("_source", "offset", "_lc")
+
+    def __init__(self, source, offset: int):
+        self._source = source
+        self.offset = offset
+        self._lc = None
+
+    def _get(self):
+        if self._lc is None:
+            self._lc = self._source.line_col(self.offset)
+        return self._lc
+
+    @property
+    def line(self) -> int:
+        return self._get()[0]
+
+    @property
+    def column(self) -> int:
+        return self._get()[1]
+
+    @property
+    def source_line(self) -> str:
+        return self._source.line_text(self.line)
+
+    @property
+    def filename(self) -> str:
+        return self._source.filename
+
+    def __repr__(self):
+        return f"Location({self.line}:{self.column})"
 
 
 @dataclass(eq=False)

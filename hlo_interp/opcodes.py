@@ -524,21 +524,39 @@ def _decode_one(spec: AttrSpec, value, where: str):
         raise _Bad(f"attribute {spec.name} of {where}: {e}") from None
 
 
+_SCHEMA_CACHE: dict[str, tuple[dict[str, AttrSpec], tuple[str, ...]]] = {}
+
+
+def _schema_cached(opcode: str):
+    got = _SCHEMA_CACHE.get(opcode)
+    if got is None:
+        specs, _ = schema_for(opcode)
+        by_name = dict(_COMMON_BY_NAME)
+        by_name.update({s.name: s for s in specs})
+        order = [s.name for s in specs if s.name not in _LATE_OPCODE_ATTRS]
+        for s in COMMON_ATTRS:
+            if s.name == "origin":
+                order.extend(n for n in _LATE_OPCODE_ATTRS if n in by_name and n not in _COMMON_BY_NAME)
+            order.append(s.name)
+        got = _SCHEMA_CACHE[opcode] = (by_name, tuple(order))
+    return got
+
+
 def decode_instruction_attrs(ins: ir.Instruction, raw: list, ctx) -> None:
     """Decode `raw` = [(ATTR token, value)] onto ins.attrs, in canonical order."""
-    specs, known = schema_for(ins.opcode)
-    by_name = {s.name: s for s in specs}
+    if not raw:
+        return
+    by_name, order = _schema_cached(ins.opcode)
     decoded: dict[str, Any] = {}
     unknown: dict[str, Any] = {}
-    seen: set[str] = set()
+    attr_locs = ins.attr_locs
     for tok, value in raw:
-        name = str(tok)[:-1]
+        name = tok[:-1]
         pos = tok.start_pos
-        if name in seen:
+        if name in attr_locs:
             raise HloError.at(ctx.source, pos, f"attribute {name} already exists")
-        seen.add(name)
-        ins.attr_locs[name] = ir.Location(*ctx.source.line_col(pos))
-        spec = by_name.get(name) or _COMMON_BY_NAME.get(name)
+        attr_locs[name] = ir.Location(ctx.source, pos)
+        spec = by_name.get(name)
         if spec is None:
             unknown[name] = value
             continue
@@ -549,20 +567,22 @@ def decode_instruction_attrs(ins: ir.Instruction, raw: list, ctx) -> None:
         if spec.kind == "comp" and isinstance(val, ir.GBraces):
             val = ctx.builder_inline_computation(val, name, ins.name)
         decoded[name] = val
-    ordered: dict[str, Any] = {}
-    for s in specs:
-        if s.name in decoded and s.name not in _LATE_OPCODE_ATTRS:
-            ordered[s.name] = decoded[s.name]
-    ordered.update(unknown)
-    for s in COMMON_ATTRS:
-        if s.name == "origin":
-            for late in _LATE_OPCODE_ATTRS:
-                if late in decoded:
-                    ordered[late] = decoded[late]
-        if s.name in decoded:
-            ordered[s.name] = decoded[s.name]
+    if unknown:
+        # unknown attributes go right after the opcode's own ones
+        ordered = {}
+        placed = False
+        for n in order:
+            if not placed and n in _COMMON_BY_NAME:
+                ordered.update(unknown)
+                placed = True
+            if n in decoded:
+                ordered[n] = decoded[n]
+        if not placed:
+            ordered.update(unknown)
+        ins.unknown_attrs = tuple(unknown)
+    else:
+        ordered = {n: decoded[n] for n in order if n in decoded}
     ins.attrs = ordered
-    ins.unknown_attrs = tuple(unknown)
 
 
 def _decode_list(raw: list, specs: tuple[AttrSpec, ...], ctx, where: str) -> dict[str, Any]:

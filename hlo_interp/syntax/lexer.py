@@ -94,19 +94,20 @@ class HloLexer(Lexer):
             if t.pattern.type != "str":
                 raise ValueError(f"terminal {t.name} must be defined in the grammar's terminal list")
             if re.fullmatch(r"[A-Za-z_][\w.-]*", t.pattern.value):
-                self.keywords[t.pattern.value] = t.name
+                self.keywords[t.pattern.value] = str(t.name)
             else:
                 puncts.append(t)
         puncts.sort(key=lambda t: -len(t.pattern.value))
         parts = []
         self.group_type: dict[str, str | None] = {}
         for t in named + puncts:
-            group = t.name
+            group = str(t.name)
             parts.append(f"(?P<{group}>{t.pattern.to_regexp()})")
-            self.group_type[group] = None if t.name in _IGNORED else t.name
-        self.master = re.compile("|".join(parts))
-        self.lbrace = next((t.name for t in puncts if t.pattern.value == "{"), None)
-        self.rpar = next((t.name for t in puncts if t.pattern.value == ")"), None)
+            self.group_type[group] = None if group in _IGNORED else group
+        # Leading white space is skipped by the same match as the token after it.
+        self.master = re.compile(r"[ \t\f\r\n]*(?:" + "|".join(parts) + ")")
+        self.lbrace = next((str(t.name) for t in puncts if t.pattern.value == "{"), None)
+        self.rpar = next((str(t.name) for t in puncts if t.pattern.value == ")"), None)
         self.terminal_names = {t.name for t in terminals}
 
     def lex(self, lexer_state, parser_state) -> Iterator[Token]:
@@ -123,6 +124,10 @@ class HloLexer(Lexer):
         while pos < end:
             m = match(text, pos, end)
             if m is None:
+                while pos < end and text[pos] in " \t\f\r\n":
+                    pos += 1
+                if pos >= end:
+                    return
                 raise _lex_error(source, pos, end)
             group = m.lastgroup
             typ = group_type[group]
@@ -130,7 +135,8 @@ class HloLexer(Lexer):
             if typ is None:
                 pos = mend
                 continue
-            value = m.group()
+            pos = m.start(group)
+            value = text[pos:mend]
             if typ == "NAME":
                 typ = keywords.get(value, "NAME")
             elif typ == lbrace:

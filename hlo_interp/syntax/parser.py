@@ -304,6 +304,35 @@ class _Builder:
                                   "parameter needs its number: parameter(0)")
         return (shape, opcode, op_tok.start_pos, operands, None, param_no, attrs, hoisted)
 
+    def rhs_fast(self, c):
+        shape = c[0] if isinstance(c[0], (ir.ArrayShape, ir.TupleShape, ir.BufferShape)) else None
+        i = 1 if shape is not None else 0
+        tok = c[i]
+        text = str(tok)
+        paren = text.index("(")
+        inner = text[paren + 1:-1]
+        operands = [_strip(x.strip()) for x in inner.split(",")] if inner else []
+        return (shape, text[:paren], tok.start_pos, operands, None, None, c[i + 1:], [])
+
+    def ints_fast(self, c):
+        vals = tuple(int(x) for x in str(c[0])[1:-1].split(","))
+        return ir.GBraces(vals, (True,) * (len(vals) - 1))
+
+    def kv_fast(self, c):
+        tok = c[0]
+        items = []
+        commas = []
+        for m in _KV_ITEM.finditer(str(tok)):
+            key, sval, ival, sep = m.groups()
+            if sval is not None:
+                v = ir.GString(_unescape(sval, self.ctx, tok.start_pos))
+            else:
+                v = int(ival)
+            items.append(ir.GKeyVal(key, v))
+            if sep:
+                commas.append(sep == ",")
+        return ir.GBraces(tuple(items), tuple(commas))
+
     def operand_ref(self, c):
         return _strip(c[-1])
 
@@ -470,6 +499,13 @@ class _Builder:
                               f"but the shape has {len(dims_t)}")
         return ir.ArrayShape(et, dims_t, tuple(dyn) if any_dyn else (False,) * len(dims_t), layout)
 
+    def shape_fast(self, c):
+        text = str(c[0])
+        shape = _FAST_SHAPES.get(text)
+        if shape is None:
+            shape = _FAST_SHAPES[text] = _decode_fast_shape(text, c[0].start_pos, self.ctx.source)
+        return shape
+
     def tuple_shape(self, c):
         return ir.TupleShape(tuple(x for x in c if x is not None))
 
@@ -563,8 +599,7 @@ class _Builder:
 
     # ---- helpers
     def _loc(self, pos: int) -> ir.Location:
-        line, col = self.ctx.source.line_col(pos)
-        return ir.Location(line, col)
+        return ir.Location(self.ctx.source, pos)
 
     def _err_at_loc(self, loc: Optional[ir.Location], message: str) -> HloError:
         src = self.ctx.source
@@ -572,6 +607,26 @@ class _Builder:
             return HloError(message, filename=src.filename)
         return HloError(message, filename=src.filename, line=loc.line, column=loc.column,
                         source_line=src.line_text(loc.line))
+
+
+_KV_ITEM = re.compile(r'([A-Za-z_][\w.-]*)=(?:("(?:[^"\\\n]|\\.)*")|(-?[0-9]+))([ ,]?)')
+_FAST_SHAPES: dict[str, ir.ArrayShape] = {}
+_FAST_SHAPE_RE = re.compile(r"(\w+)\[([0-9,]*)\](?:\{([0-9,]*)\})?")
+
+
+def _decode_fast_shape(text: str, pos: int, source: SourceText) -> ir.ArrayShape:
+    """The SHAPE_FAST token `f32[4,8]{1,0}`: type, static dimensions, minor_to_major."""
+    et_name, dims_s, m2m_s = _FAST_SHAPE_RE.fullmatch(text).groups()
+    et = PRIMITIVE_TYPES[et_name]
+    dims = tuple(int(d) for d in dims_s.split(",")) if dims_s else ()
+    if m2m_s is None:
+        layout = _default_layout(len(dims))
+    else:
+        layout = ir.Layout(tuple(int(d) for d in m2m_s.split(",")) if m2m_s else ())
+        if len(layout.minor_to_major) != len(dims):
+            raise HloError.at(source, pos, f"layout has {len(layout.minor_to_major)} dimensions, "
+                                           f"but the shape has {len(dims)}")
+    return ir.ArrayShape(et, dims, (False,) * len(dims), layout)
 
 
 def _gval(v):
@@ -667,15 +722,31 @@ def parse_module(text: str, filename: str = "<string>") -> ir.Module:
 
 def _parse_literal_tree(source: SourceText, start: int, end: int):
     """Parse source.text[start:end] with the `literal` rule (called while a module is being parsed)."""
-    parser = _lark()
+    return _run(source, "literal", start, end)
+
+
+@functools.lru_cache(maxsize=1)
+def _driver():
+    from .driver import Driver
+    lk = _lark()
+    lexer = _lexer.HloLexer(lk.lexer_conf)
+    return Driver(lk), lexer
+
+
+def _run(source: SourceText, start_rule: str, start: int = 0, end: int | None = None):
+    driver, lexer = _driver()
+    from .driver import SyntaxErrorAt
+
+    class _State:
+        text = _lexer.LexInput(source, start, end)
+
+    end_pos = len(source.text) if end is None else end
+    end_tok = _lexer.HloToken("$END", "")
+    end_tok.start_pos = end_pos
     try:
-        return parser.parse(_lexer.LexInput(source, start, end), start="literal")
-    except VisitError as e:
-        if isinstance(e.orig_exc, HloError):
-            raise e.orig_exc from None
-        raise
-    except UnexpectedInput as e:
-        raise _syntax_error(source, e) from None
+        return driver.parse(lexer.lex(_State, None), start_rule, end_tok)
+    except SyntaxErrorAt as e:
+        raise _syntax_error(source, UnexpectedToken(e.token, e.expected)) from None
 
 
 def parse_shape(text: str) -> ir.Shape:
@@ -683,14 +754,16 @@ def parse_shape(text: str) -> ir.Shape:
 
 
 def _parse(source: SourceText, start: str):
-    parser = _lark()
     ctx = _Ctx(source)
     _BUILDER.ctx = ctx
     if not source.text.strip():
         raise HloError("empty input: expected an HloModule or a computation", filename=source.filename,
                        line=1, column=1, source_line="")
+    import gc
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # the IR is acyclic-heavy allocation; collections during a parse only cost time
     try:
-        return parser.parse(_lexer.LexInput(source), start=start)
+        return _run(source, start)
     except HloError:
         raise
     except VisitError as e:  # an error raised inside a callback
@@ -702,6 +775,9 @@ def _parse(source: SourceText, start: str):
     except RecursionError:
         raise HloError(f"input nested too deeply (more than {MAX_NESTING} levels)",
                        filename=source.filename) from None
+    finally:
+        if gc_was_enabled:
+            gc.enable()
 
 
 # Words for the grammar's terminals, for "expected ..." messages.
