@@ -192,6 +192,9 @@ def _lex_error(source: SourceText, pos: int, end: int) -> HloError:
         return HloError.at(source, pos, "unterminated comment: '/*' without '*/'")
     if ch in "\"'":
         return HloError.at(source, pos, "unterminated string")
+    word = re.match(r"[\w.-]+", text[pos:pos + 80])
+    if word and len(word.group()) > 1:
+        return HloError.at(source, pos, f"unexpected '{word.group()}': not a name, number or keyword")
     shown = repr(ch) if ch.isprintable() else f"U+{ord(ch):04X}"
     return HloError.at(source, pos, f"unexpected character {shown}")
 

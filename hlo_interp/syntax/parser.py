@@ -310,6 +310,8 @@ class _Builder:
         tok = c[i]
         text = str(tok)
         paren = text.index("(")
+        if text.startswith("parameter("):
+            raise HloError.at(self.ctx.source, tok.start_pos, "parameter needs its number: parameter(0)")
         inner = text[paren + 1:-1]
         operands = [_strip(x.strip()) for x in inner.split(",")] if inner else []
         return (shape, text[:paren], tok.start_pos, operands, None, None, c[i + 1:], [])
@@ -790,6 +792,8 @@ _TERMINAL_WORDS = {
     "LAYOUT_OPEN": "a layout '{'", "TILE_OPEN": "a tile T(...)", "SPARSITY": "a sparsity descriptor",
     "DIM_LEVELS": "D(...)", "LAYOUT_FN": "a layout item", "SPLIT_OPEN": "SC(", "PHYSICAL_OPEN": "P(",
     "BUFFER_OPEN": "b(", "ARROW": "'->'", "LE": "'<='", "DOTS": "'...'", "$END": "end of input",
+    "SHAPE_FAST": "a shape such as f32[4]", "OP_CALL_FAST": "an instruction such as add(%a, %b)",
+    "INTS_FAST": "'{'", "KV_FAST": "'{'", "COMMA": "','",
 }
 
 
@@ -837,6 +841,11 @@ def _syntax_error(source: SourceText, e: UnexpectedInput) -> HloError:
             pos = len(source.text.rstrip())
             return HloError.at(source, max(pos - 1, 0) if pos else 0,
                                f"unexpected end of input; expected {_describe_expected(e.expected)}")
+        if tok.type == "LSQB":
+            m = re.search(r"[A-Za-z_][\w.-]*$", source.text[:pos])
+            if m:
+                return HloError.at(source, m.start(), f"'{m.group()}' is not an element type "
+                                                      "(pred, s8..s64, u8..u64, f16, bf16, f32, f64, c64, ...)")
         msg = f"expected {_describe_expected(e.expected)}, found {_describe_token(tok)}"
         hint = _hint(source, tok, e.expected)
         if hint:
@@ -852,6 +861,8 @@ def _syntax_error(source: SourceText, e: UnexpectedInput) -> HloError:
 
 def _hint(source: SourceText, tok, expected) -> str:
     text = source.text
+    if tok.type == "OP_CALL_FAST" and "PRIMITIVE_TYPE" in expected:
+        return "a nested instruction needs its shape: add(f32[] sqrt(%x), %y)"
     if tok.type == "NAME" and "ATTR" in expected:
         rest = text[tok.start_pos + len(tok):tok.start_pos + len(tok) + 3]
         if rest.lstrip().startswith("="):

@@ -1,0 +1,111 @@
+"""Malformed inputs: each gives one located HloError (line, column, message), never a traceback."""
+import pytest
+
+import hlo_interp
+from hlo_interp import HloError
+
+OK = """HloModule m
+
+ENTRY e {
+  p = f32[4]{0} parameter(0)
+  ROOT a = f32[4]{0} add(p, p)
+}
+"""
+
+
+def body(*lines: str) -> str:
+    return "HloModule m\n\nENTRY e {\n" + "\n".join("  " + l for l in lines) + "\n}\n"
+
+
+P = "p = f32[4]{0} parameter(0)"
+
+# (id, text, line, column, message fragment)
+CASES = [
+    ("empty", "", 1, 1, "empty input"),
+    ("only-spaces", "   \n\n  ", 1, 1, "empty input"),
+    ("no-computation", "HloModule m\n", 1, 11, "unexpected end of input"),
+    ("header-typo", "HloModul m\nENTRY e {\n}\n", 1, 10, "expected '(' or '{', found 'm'"),
+    ("missing-equals", body(P, "ROOT a f32[4]{0} add(p, p)"), 5, 10, "expected '='"),
+    ("space-before-attr-equals", body(P, "ROOT a = f32[4]{0} reverse(p), dimensions ={0}"), 5, 34,
+     "no space is allowed between an attribute name and '='"),
+    ("operands-no-comma", body(P, "ROOT a = f32[4]{0} add(p p)"), 5, 28, "found 'p'"),
+    ("unclosed-operands", body(P, "ROOT a = f32[4]{0} add(p, p"), 6, 1, "found '}'"),
+    ("unclosed-computation", "HloModule m\nENTRY e {\n  ROOT p = f32[] parameter(0)\n", 3, 29,
+     "unexpected end of input"),
+    ("unknown-type", body("p = f33[4] parameter(0)"), 4, 7, "'f33' is not an element type"),
+    ("bad-dim", body("p = f32[4x] parameter(0)"), 4, 11, "unexpected '4x'"),
+    ("negative-dims-word", body("p = f32[a] parameter(0)"), 4, 11, "expected"),
+    ("layout-rank-mismatch", body("p = f32[4,2]{0} parameter(0)"), 4, 7, "layout has 1 dimensions, but the shape has 2"),
+    ("bad-layout-item", body("p = f32[4]{0:Q(1)} parameter(0)"), 4, 16, "expected"),
+    ("unterminated-comment", body(P, "/* oops"), 5, 3, "unterminated comment"),
+    ("unterminated-string", body(P, 'ROOT a = f32[4]{0} custom-call(p), custom_call_target="x'), 5, 57,
+     "unterminated string"),
+    ("stray-char", body(P, "ROOT a = f32[4]{0} add(p, p) $"), 5, 32, "unexpected character '$'"),
+    ("non-ascii", body(P, "ROOT a = f32[4]{0} add(p, p) \u00e9"), 5, 32, "unexpected character"),
+    ("duplicate-instruction", body(P, "p = f32[4]{0} parameter(1)", "ROOT a = f32[4]{0} add(p, p)"), 5, 3,
+     "instruction already exists: p"),
+    ("two-roots", body(P, "ROOT a = f32[4]{0} add(p, p)", "ROOT b = f32[4]{0} add(p, p)"), 6, 8,
+     "more than one ROOT"),
+    ("two-entries", "HloModule m\nENTRY a {\n  ROOT p = f32[] parameter(0)\n}\nENTRY b {\n  ROOT q = f32[] parameter(0)\n}\n",
+     5, 7, "only one ENTRY"),
+    ("duplicate-computation", "HloModule m\nc {\n  ROOT p = f32[] parameter(0)\n}\nc {\n  ROOT q = f32[] parameter(0)\n}\nENTRY e {\n  ROOT r = f32[] parameter(0)\n}\n",
+     5, 1, "computation already exists: c"),
+    ("duplicate-attribute", body(P, "ROOT a = f32[4]{0} reverse(p), dimensions={0}, dimensions={0}"), 5, 50,
+     "attribute dimensions already exists"),
+    ("dimensions-not-ints", body(P, "ROOT a = f32[4]{0} reverse(p), dimensions={x}"), 5, 34,
+     "attribute dimensions of reverse: expected a list of integers"),
+    ("index-not-int", body("p = (f32[]) parameter(0)", "ROOT a = f32[] get-tuple-element(p), index=x"), 5, 40,
+     "attribute index of get-tuple-element: expected an integer"),
+    ("to-apply-not-name", body(P, "ROOT a = f32[] reduce(p, p), dimensions={0}, to_apply=1"), 5, 48,
+     "attribute to_apply of reduce: expected a computation name"),
+    ("window-bad-key", body(P, "ROOT a = f32[4]{0} reduce-window(p, p), window={size=2 strde=1}, to_apply=x"),
+     5, 43, "unexpected window item"),
+    ("window-rank-mismatch", body(P, "ROOT a = f32[4]{0} reduce-window(p, p), window={size=2x2 stride=1}, to_apply=x"),
+     5, 43, "window stride has 1 dimensions, size has 2"),
+    ("padding-garbage", body(P, "ROOT a = f32[4]{0} pad(p, p), padding=abc"), 5, 33, "expected padding"),
+    ("slice-bad", body(P, "ROOT a = f32[2]{0} slice(p), slice={0:2}"), 5, 40, "found ':'"),
+    ("dim-labels-bad", body(P, "ROOT a = f32[4]{0} convolution(p, p), dim_labels=b0f_0io->bx"), 5, 60, "unexpected character '>'"),
+    ("compare-direction-string", body(P, 'ROOT a = pred[4]{0} compare(p, p), direction="LT"'), 5, 38,
+     "attribute direction of compare: expected a name"),
+    ("constant-wrong-count", body("ROOT c = f32[3]{0} constant({1, 2})"), 4, 31, "expects 3 elements"),
+    ("constant-wrong-rank", body("ROOT c = f32[2,2]{1,0} constant({1, 2})"), 4, 35, "expects"),
+    ("constant-out-of-range", body("ROOT c = s8[2]{0} constant({1, 300})"), 4, 30,
+     "value 300 is out of range for literal's primitive type s8 namely [-128, 127]"),
+    ("constant-unsigned-negative", body("ROOT c = u8[] constant(-1)"), 4, 26, "out of range"),
+    ("constant-float-for-int", body("ROOT c = s32[] constant(1.5)"), 4, 27, "expected an integer"),
+    ("constant-unclosed", body("ROOT c = f32[2]{0} constant({1, 2}"), 4, 30, "no matching ')'"),
+    ("constant-no-shape", body("ROOT c = constant(1)"), 4, 12, "constant needs a result shape"),
+    ("constant-payload-unsupported", body("ROOT c = f8e4m3fn[1]{0} constant({nan(0x1)})"), 4, 36, "NaN payloads"),
+    ("constant-pred-bad", body("ROOT c = pred[] constant(2)"), 4, 28, "expected true, false"),
+    ("parameter-no-number", body("ROOT p = f32[] parameter()"), 4, 18, "parameter needs its number"),
+    ("int-operand", body(P, "ROOT a = f32[4]{0} add(p, 3)"), 5, 29, "expected an operand name, found an integer"),
+    ("nested-no-shape", body(P, "ROOT a = f32[4]{0} add(negate(p), p)"), 5, 26, "nested instruction needs its shape"),
+    ("json-unterminated", body(P, 'ROOT a = f32[4]{0} add(p, p), backend_config={"a": 1'), 6, 1, "unexpected end of input"),
+    ("bad-escape", body(P, 'ROOT a = f32[4]{0} custom-call(p), custom_call_target="\\q"'), 5, 57, "invalid escape"),
+    ("signature-bad", "HloModule m\nENTRY e (p: f32[]) f32[] {\n  ROOT p = f32[] parameter(0)\n}\n", 2, 20,
+     "expected '->'"),
+    ("attr-missing-value", body(P, "ROOT a = f32[4]{0} reverse(p), dimensions="), 6, 1, "found '}'"),
+]
+
+
+@pytest.mark.parametrize("name,text,line,col,fragment", CASES, ids=[c[0] for c in CASES])
+def test_malformed(name, text, line, col, fragment):
+    with pytest.raises(HloError) as ei:
+        hlo_interp.parse(text, "bad.hlo")
+    err = ei.value
+    assert fragment in err.message, err.render()
+    assert (err.line, err.column) == (line, col), err.render()
+    rendered = err.render()
+    assert rendered.startswith(f"bad.hlo:{line}:{col}: error: ")
+    lines = rendered.split("\n")
+    if err.source_line is not None and len(err.source_line) <= 160:
+        # The caret sits under the reported column of the quoted source line.
+        assert lines[2].index("^") - 2 == col - 1
+
+
+def test_enough_malformed_cases():
+    assert len(CASES) >= 40
+
+
+def test_reference_module_parses():
+    assert hlo_interp.parse(OK).entry.root.opcode == "add"
