@@ -24,6 +24,7 @@ from ..diagnostics import HloError, SourceText
 _SIMPLE_NUMERIC = re.compile(r"[\s{},0-9eE.+\-infa]*")
 _NUMBER = re.compile(r"-?(?:nan|inf)|[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 _WS = re.compile(r"\s+")
+_INT_TEXT = re.compile(r"[-+]?[0-9]+")
 
 
 @functools.lru_cache(maxsize=256)
@@ -94,7 +95,9 @@ def _convert(nums: list[str], shape: ir.ArrayShape, source: SourceText, offset: 
         arr = np.array(vals, dtype=np.int64 if et.kind == "sint" or et.bits < 64 else np.uint64)
         arr = arr.astype(et.dtype)
     else:
-        arr = np.array([float(s) for s in nums], dtype=np.float64)
+        # XLA lexes `-0` and other integer tokens as integers: -0 becomes +0.0.
+        arr = np.array([float(int(s)) if _INT_TEXT.fullmatch(s) else float(s) for s in nums],
+                       dtype=np.float64)
         with np.errstate(over="ignore", invalid="ignore"):
             arr = _cast_float(arr, et.dtype)
     return arr.reshape(shape.dims)
@@ -192,7 +195,9 @@ def _scalar(v, et, source, offset):
     if kind == "float":
         if isinstance(v, bool):
             return float(v)
-        if isinstance(v, tuple) and v[0] in ("i", "f"):
+        if isinstance(v, tuple) and v[0] == "i":
+            return str(float(int(v[1])))
+        if isinstance(v, tuple) and v[0] == "f":
             return v[1]
         raise HloError.at(source, offset, f"expected a number for {et.name}, found {_show(v)}")
     if kind == "complex":

@@ -139,17 +139,17 @@ class _Builder:
         attrs = decode_header_attrs(raw_attrs, self.ctx)
         if comps and not any(x.is_entry for x in comps):
             comps[-1].is_entry = True
-        if "entry_computation_layout" not in attrs and comps:
-            layout = _entry_layout(next(x for x in comps if x.is_entry))
-            if layout is not None:
-                # XLA's parser derives it from the entry computation; printing it keeps parse∘print exact.
-                attrs = _insert_after(attrs, "entry_computation_layout", layout,
-                                      ("is_scheduled", "input_output_alias", "buffer_donor",
-                                       "alias_passthrough_params"))
         m = ir.Module(name=name, computations=comps, attrs=attrs, stack_frames=tables)
         return self._finish_module(m)
 
     def _finish_module(self, m: ir.Module) -> ir.Module:
+        if "entry_computation_layout" not in m.attrs and m.computations:
+            layout = _entry_layout(m.entry)
+            if layout is not None:
+                # XLA's parser derives it from the entry computation; printing it keeps parse∘print exact.
+                m.attrs = _insert_after(m.attrs, "entry_computation_layout", layout,
+                                        ("is_scheduled", "input_output_alias", "buffer_donor",
+                                         "alias_passthrough_params"))
         if self.ctx.inline_computations:
             m.computations = self.ctx.inline_computations + m.computations
         entries = [x for x in m.computations if x.is_entry]
