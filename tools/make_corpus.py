@@ -257,7 +257,7 @@ def _cases_elementwise() -> None:
     for t in ["s8", "s16", "s32", "s64", "c64", "c128"]:
         add(f"unary_abs_{t}", jnp.abs, f"{t}[5]")
         add(f"unary_neg_{t}", jnp.negative, f"{t}[5]")
-    for t in ["s8", "s32", "s64", "f32"]:
+    for t in ["s8", "s32", "s64", "f16"]:
         add(f"unary_sign_{t}", lax.sign, f"{t}[5]")
     for t in ["pred", "u8", "s32", "u64"]:
         add(f"unary_not_{t}", lax.bitwise_not, f"{t}[6]")
@@ -810,7 +810,7 @@ def _cases_control() -> None:
     add("platform_dependent", lambda x: lax.platform_dependent(
         x, cpu=lambda y: y * 2, default=lambda y: y * 3), "f32[4]")
     add("create_token_after_all", lambda x: (lax.after_all(lax.create_token(x),
-                                                           lax.create_token(x)), x))
+                                                           lax.create_token(x)), x), "f32[2]")
 
 
 def _mlp(params, x):

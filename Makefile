@@ -1,0 +1,28 @@
+# Developer shortcuts.  The README's commands are the reference; these wrap them.
+PY ?= python3
+
+.PHONY: install dev test corpus xla-check bench lint clean
+
+install:            ## install the package (what a user does)
+	pip install .
+
+dev:                ## editable install with test tools
+	pip install -e '.[test]'
+
+test:               ## the test suite (same command as the README and .ci/run)
+	pip install '.[test]' && pytest
+
+corpus:             ## regenerate tests/corpus/jax with JAX (dev only: pip install jax)
+	$(PY) tools/make_corpus.py
+
+xla-check:          ## compare our printing with XLA's own parser over the corpus (needs jax)
+	$(PY) tools/xla_accept_check.py tests/corpus
+
+bench:              ## parse speed (needs jax for the large dump and XLA's parser)
+	$(PY) bench/parse.py
+
+lint:               ## static checks (pip install ruff)
+	$(PY) -m ruff check hlo_interp tests tools bench
+
+clean:
+	rm -rf build dist *.egg-info .pytest_cache .hypothesis

@@ -1,0 +1,114 @@
+"""The `hlo` command, run as a user would (a subprocess), with its exit codes."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "samples" / "mlp.after_optimizations.hlo"
+BAD = "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT a = f32[4] add(p p)\n}\n"
+
+
+def hlo(*args, input=None, cwd=None, env=None):
+    e = dict(os.environ)
+    e.pop("FORCE_COLOR", None)
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-m", "hlo_interp", *args], input=input, capture_output=True,
+                          text=True, cwd=cwd, env=e)
+
+
+def test_fmt_prints_xla_printed_text_unchanged():
+    r = hlo("fmt", str(SAMPLE))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == SAMPLE.read_text()
+
+
+def test_fmt_stdin_and_check():
+    before = (ROOT / "samples" / "mlp.before_optimizations.hlo").read_text()
+    r = hlo("fmt", "-", input=before)
+    assert r.returncode == 0
+    assert "ENTRY %main" in r.stdout and r.stdout != before
+    r2 = hlo("fmt", "--check", "-", input=r.stdout)
+    assert r2.returncode == 0
+    r3 = hlo("fmt", "--check", "-", input=before)
+    assert r3.returncode == 1
+    assert "not formatted" in r3.stderr
+
+
+def test_fmt_strip_options():
+    r = hlo("fmt", "--strip-metadata", "--strip-backend-config", str(SAMPLE))
+    assert r.returncode == 0
+    assert "metadata=" not in r.stdout and "backend_config=" not in r.stdout
+    assert "StackFrames" not in r.stdout
+
+
+def test_fmt_syntax_error_is_located_and_exit_2():
+    r = hlo("fmt", "-", input=BAD)
+    assert r.returncode == 2
+    assert r.stderr.startswith("<stdin>:4:25: error: ")
+    assert "Traceback" not in r.stderr
+    assert r.stderr.splitlines()[2].strip() == "^"
+
+
+def test_fmt_in_place_is_atomic_and_idempotent(tmp_path):
+    f = tmp_path / "m.hlo"
+    f.write_text((ROOT / "samples" / "mlp.before_optimizations.hlo").read_text())
+    assert hlo("fmt", "-i", str(f)).returncode == 0
+    first = f.read_text()
+    assert hlo("fmt", "--check", str(f)).returncode == 0
+    assert hlo("fmt", "-i", str(f)).returncode == 0
+    assert f.read_text() == first
+    assert [p.name for p in tmp_path.iterdir()] == ["m.hlo"]  # no temporary files left
+
+
+def test_fmt_in_place_leaves_bad_file_untouched(tmp_path):
+    f = tmp_path / "bad.hlo"
+    f.write_text(BAD)
+    r = hlo("fmt", "-i", str(f))
+    assert r.returncode == 2
+    assert f.read_text() == BAD
+
+
+def test_usage_errors_exit_2(tmp_path):
+    assert hlo("fmt").returncode == 2
+    assert hlo("fmt", str(SAMPLE), str(SAMPLE)).returncode == 2  # several files need --check/-i
+    assert hlo("fmt", "-i", "-").returncode == 2
+    r = hlo("fmt", str(tmp_path / "missing.hlo"))
+    assert r.returncode == 2 and "no such file" in r.stderr
+    binary = tmp_path / "b.hlo"
+    binary.write_bytes(b"\xff\xfe\x00")
+    r = hlo("fmt", str(binary))
+    assert r.returncode == 2 and "not a text file" in r.stderr
+
+
+def test_no_color_when_not_a_terminal_and_with_NO_COLOR():
+    r = hlo("fmt", str(SAMPLE), env={"NO_COLOR": "1"})
+    assert "\x1b[" not in r.stdout
+    r = hlo("fmt", "--color", "always", str(SAMPLE))
+    assert "\x1b[" in r.stdout
+    r = hlo("fmt", "--color", "always", str(SAMPLE), env={"NO_COLOR": "1"})
+    assert "\x1b[" in r.stdout  # an explicit --color always wins
+
+
+def test_check_directory_and_json(tmp_path):
+    (tmp_path / "good.hlo").write_text(SAMPLE.read_text())
+    (tmp_path / "bad.txt").write_text(BAD)
+    (tmp_path / "odd.hlo").write_text(
+        "HloModule m\nENTRY e {\n  p = f32[4]{0} parameter(0)\n  ROOT a = f32[4]{0} frobnicate(p), wibble=1\n}\n")
+    r = hlo("check", "--format", "json", str(tmp_path))
+    assert r.returncode == 1
+    data = json.loads(r.stdout)
+    assert data["files"] == 3
+    msgs = sorted((Path(f["file"]).name, f["line"], f["code"]) for f in data["findings"])
+    assert msgs == [("bad.txt", 4, "error"), ("odd.hlo", 4, "unknown-attribute"), ("odd.hlo", 4, "unknown-opcode")]
+    assert hlo("check", str(tmp_path / "good.hlo")).returncode == 0
+
+
+def test_help_explains():
+    r = hlo("--help")
+    assert r.returncode == 0 and "fmt" in r.stdout and "Exit status" in r.stdout
+    r = hlo("fmt", "--help")
+    assert "--strip-metadata" in r.stdout and "Examples" in r.stdout
