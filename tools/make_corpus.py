@@ -138,6 +138,7 @@ class Case:
     lower: Optional[Callable] = None  # custom (fn, args) -> jax.stages.Lowered
     dump: bool = False
     family: str = ""
+    platforms: tuple = ()  # lowering_platforms (e.g. ("cuda",)): before text only
 
 
 CASES: dict[str, Case] = {}
@@ -149,7 +150,7 @@ def family(name: str) -> None:
 
 
 def add(name: str, fn: Callable, *args, x64: bool = False, config=None, jit=None, lower=None,
-        dump: bool = False) -> None:
+        dump: bool = False, platforms: tuple = ()) -> None:
     if name in CASES:
         raise ValueError(f"duplicate case {name}")
     if len(args) == 1 and callable(args[0]) and not isinstance(args[0], str):
@@ -159,12 +160,13 @@ def add(name: str, fn: Callable, *args, x64: bool = False, config=None, jit=None
         if any(isinstance(a, str) and _spec_tag(a) in WIDE for a in argv):
             x64 = True
     CASES[name] = Case(name, fn, argv, x64, dict(config or {}), dict(jit or {}), lower, dump,
-                       _FAMILY[0])
+                       _FAMILY[0], tuple(platforms))
 
 
 def _materialize(c: Case) -> list:
     argv = c.args() if callable(c.args) else c.args
-    return [spec(a) if isinstance(a, str) else a for a in argv]
+    return [spec(a) if isinstance(a, str) else a.make() if isinstance(a, _Lazy) else a
+            for a in argv]
 
 
 def _named(fn: Callable, name: str) -> Callable:
@@ -193,6 +195,7 @@ class _Config:
 
 
 def lower_case(c: Case):
+    """-> (before_text, after_text or None, compile error or None).  Raises if lowering fails."""
     settings = dict(c.config)
     if c.x64:
         settings["jax_enable_x64"] = True
@@ -201,11 +204,24 @@ def lower_case(c: Case):
         fn = _named(c.fn, c.name)
         if c.lower is not None:
             lowered = c.lower(fn, args)
+        elif c.platforms:
+            # lowered for another platform: there is no XLA:CPU compile, only the "before" text
+            lowered = jax.jit(fn, **c.jit).trace(*args).lower(lowering_platforms=c.platforms)
         else:
             lowered = jax.jit(fn, **c.jit).lower(*args)
         before = lowered.as_text(dialect="hlo")
-        after = lowered.compile().as_text()
-    return before, after
+        if c.platforms and c.platforms != ("cpu",):
+            return before, None, f"lowered for {','.join(c.platforms)}: not compiled"
+        try:
+            after = lowered.compile().as_text()
+        except Exception as e:  # noqa: BLE001
+            return before, None, _short_err(e)
+    return before, after, None
+
+
+def _short_err(e: BaseException) -> str:
+    s = str(e).strip()
+    return f"{type(e).__name__}: {s.splitlines()[0][:200] if s else ''}"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -215,8 +231,15 @@ MESH = jax.make_mesh((8,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
 MESH2 = jax.make_mesh((4, 2), ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
 
 
+class _Lazy:
+    """An argument built at lowering time (e.g. a ShapeDtypeStruct with a sharding)."""
+
+    def __init__(self, make: Callable):
+        self.make = make
+
+
 def sh(spec_str: str, *pspec, mesh=None):
-    return lambda: spec(spec_str, NamedSharding(mesh or MESH, P(*pspec)))
+    return _Lazy(lambda: spec(spec_str, NamedSharding(mesh or MESH, P(*pspec))))
 
 
 def smap(f, in_specs, out_specs, mesh=None):
@@ -289,7 +312,7 @@ def _cases_elementwise() -> None:
         "truediv": jnp.true_divide, "hypot": jnp.hypot, "logaddexp": jnp.logaddexp,
         "copysign": jnp.copysign, "fmax": jnp.fmax, "ldexp_like": lambda a, b: a * jnp.exp2(b),
     }
-    for n in ["add", "sub", "mul", "div", "rem", "max", "min", "pow", "atan2", "nextafter",
+    for n in ["sub", "div", "rem", "max", "min", "pow", "atan2", "nextafter",
               "floordiv", "mod", "truediv", "hypot", "logaddexp", "copysign", "fmax"]:
         add(f"binary_{n}_f32", binary[n], "f32[4,4]", "f32[4,4]")
     for t in ALL_NUM:
@@ -937,16 +960,33 @@ def _cases_collectives() -> None:
                               P("x")), X)
     add("smap_axis_index", smap(lambda x: x + lax.axis_index("x"), P("x"), P("x")),
         sh("s32[8]", "x"))
-    add("smap_pbroadcast", smap(lambda x: lax.pbroadcast(x, "x", 0), P("x"), P("x")), X)
+    # collective-broadcast / send / recv have no XLA:CPU lowering: lower for CUDA (before text only)
+    add("smap_pbroadcast_cuda", smap(lambda x: lax.pbroadcast(x, "x", 0), P("x"), P("x")), X,
+        platforms=("cuda",))
     add("smap_ragged_all_to_all", smap(
         lambda op, out, io, ss, oo, rs: lax.ragged_all_to_all(op, out, io, ss, oo, rs,
                                                               axis_name="x"),
         P("x"), P("x")), sh("f32[128]", "x"), sh("f32[128]", "x"), sh("s32[64]", "x"),
         sh("s32[64]", "x"), sh("s32[64]", "x"), sh("s32[64]", "x"))
     perm = [(i, (i + 1) % 8) for i in range(8)]
-    add("smap_psend_precv", smap(lambda x: lax.precv(
+    add("smap_psend_precv_cuda", smap(lambda x: lax.precv(
         lax.psend(x, "x", perm), jax.ShapeDtypeStruct(x.shape, x.dtype), "x", perm), P("x"),
-        P("x")), X)
+        P("x")), X, platforms=("cuda",))
+    add("smap_psum_multiplatform_cpu_cuda", smap(lambda x: lax.psum(jnp.sin(x), "x"), P("x"),
+                                                 P("x")), X, platforms=("cpu", "cuda"))
+    # the same kind of programs with the GSPMD partitioner instead of Shardy
+    gspmd = {"jax_use_shardy_partitioner": False}
+    add("gspmd_smap_psum", smap(lambda x: lax.psum(x, "x"), P("x"), P("x")), X, config=gspmd)
+    add("gspmd_smap_all_to_all", smap(lambda x: lax.all_to_all(x, "x", 0, 0, tiled=True), P("x"),
+                                      P("x")), X, config=gspmd)
+    add("gspmd_jit_sharded_matmul", lambda x, w: x @ w, sh("f32[16,32]", "x", None),
+        sh("f32[32,16]", None, "x"), jit={"out_shardings": NamedSharding(MESH, P())},
+        config=gspmd)
+    add("gspmd_jit_sharded_2d_constraint", lambda x: lax.with_sharding_constraint(
+        x * 2, NamedSharding(MESH2, P("model", "data"))), sh("f32[8,8]", "data", "model",
+                                                            mesh=MESH2), config=gspmd)
+    add("gspmd_pmap_psum", lambda x: lax.psum(x, "i"), "f32[8,4]", lower=_pmap_lower,
+        config=gspmd)
     add("smap_psum_2d_mesh", smap(lambda x: lax.psum(x, "model"), P("data", "model"),
                                   P("data", "model"), mesh=MESH2),
         sh("f32[8,4]", "data", "model", mesh=MESH2))
@@ -1096,20 +1136,26 @@ def main(argv=None) -> int:
     log = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
     failed: dict[str, str] = {}
     rejected: dict[str, str] = {}
+    before_only: dict[str, str] = {}
     too_big: list[str] = []
     written: list[str] = []
     for i, n in enumerate(names):
         c = CASES[n]
         try:
-            texts = lower_case(c)
+            before, after, after_err = lower_case(c)
         except Exception as e:  # noqa: BLE001
-            msg = f"{type(e).__name__}: {str(e).strip().splitlines()[0][:200] if str(e).strip() else ''}"
-            log(f"WARNING: case {n} failed: {msg}")
-            failed[n] = msg
+            log(f"WARNING: case {n} failed: {_short_err(e)}")
+            failed[n] = _short_err(e)
             if os.environ.get("MAKE_CORPUS_TRACEBACK"):
                 traceback.print_exc()
             continue
-        for kind, text in zip(("before", "after"), texts):
+        if after_err:
+            before_only[n] = after_err
+            if not c.platforms:
+                log(f"WARNING: case {n}: compile failed, writing before text only: {after_err}")
+        for kind, text in (("before", before), ("after", after)):
+            if text is None:
+                continue
             fname = f"{n}.{kind}.hlo"
             if len(text.encode()) > MAX_FILE:
                 log(f"WARNING: {fname} is {len(text.encode())} bytes; skipped")
@@ -1127,7 +1173,8 @@ def main(argv=None) -> int:
 
     dumps: list[str] = []
     if not a.no_dumps:
-        dump_names = [n for n in names if CASES[n].dump and n not in failed]
+        dump_names = [n for n in names if CASES[n].dump and n not in failed
+                      and n not in before_only]
         dumps = run_dumps(dump_names, out / "dumps", log)
 
     elapsed = time.time() - t0
@@ -1143,11 +1190,12 @@ def main(argv=None) -> int:
             "jax": jax.__version__,
             "jaxlib": getattr(__import__("jaxlib"), "__version__", "?"),
             "cases": {n: CASES[n].family for n in names if n not in failed},
-            "failed": failed, "rejected_by_xla_parser": rejected, "skipped_too_big": too_big,
+            "failed": failed, "before_only": before_only, "rejected_by_xla_parser": rejected, "skipped_too_big": too_big,
             "dumps": dumps,
         }
         (out / "MANIFEST.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-    print(f"cases: {len(names)} ok, {len(failed)} failed; files written: {len(written)} + "
+    print(f"cases: {len(names) - len(failed)} ok ({len(before_only)} before-only), "
+          f"{len(failed)} failed; files written: {len(written)} + "
           f"{len(dumps)} dumps; corpus now {len(files)} files, {total / 1e6:.2f} MB; "
           f"{elapsed:.0f}s")
     print("opcodes seen:", " ".join(f"{k}={v}" for k, v in sorted(counts.items())))

@@ -106,6 +106,17 @@ class HloLexer(Lexer):
             self.group_type[group] = None if group in _IGNORED else group
         # Leading white space is skipped by the same match as the token after it.
         self.master = re.compile(r"[ \t\f\r\n]*(?:" + "|".join(parts) + ")")
+        # First-character dispatch: for each character, the alternation restricted (in the same
+        # order) to the terminals that can start with it.  Same tokens, far fewer failed attempts.
+        firsts = [(_first_chars(part), part) for part in parts]
+        self.dispatch: dict[str, re.Pattern] = {}
+        for code in range(128):
+            ch = chr(code)
+            if ch in " \t\f\r\n":
+                continue
+            sub = [part for fc, part in firsts if fc is None or ch in fc]
+            if sub:
+                self.dispatch[ch] = re.compile("|".join(sub))
         self.lbrace = next((str(t.name) for t in puncts if t.pattern.value == "{"), None)
         self.rpar = next((str(t.name) for t in puncts if t.pattern.value == ")"), None)
         self.terminal_names = {t.name for t in terminals}
@@ -121,13 +132,18 @@ class HloLexer(Lexer):
         lbrace = self.lbrace
         new = _new_str
         Tok = HloToken
+        dispatch = self.dispatch
+        skip_ws = _WS.match
         while pos < end:
-            m = match(text, pos, end)
-            if m is None:
-                while pos < end and text[pos] in " \t\f\r\n":
-                    pos += 1
+            ch = text[pos]
+            if ch in " \t\r\n\f":
+                pos = skip_ws(text, pos).end()
                 if pos >= end:
                     return
+                ch = text[pos]
+            sub = dispatch.get(ch)
+            m = sub.match(text, pos, end) if sub is not None else None
+            if m is None:
                 raise _lex_error(source, pos, end)
             group = m.lastgroup
             typ = group_type[group]
@@ -135,8 +151,7 @@ class HloLexer(Lexer):
             if typ is None:
                 pos = mend
                 continue
-            pos = m.start(group)
-            value = text[pos:mend]
+            value = m.group()
             if typ == "NAME":
                 typ = keywords.get(value, "NAME")
             elif typ == lbrace:
@@ -183,6 +198,100 @@ class HloLexer(Lexer):
             t.start_pos = pos
             yield t
             pos = mend
+
+
+_WS = re.compile(r"[ \t\f\r\n]+")
+
+
+def _first_chars(pattern: str):
+    """The characters a regex can start with (a superset), or None for 'any'."""
+    try:
+        import re._parser as sre_parse  # Python >= 3.11
+        from re import _constants as C
+    except ImportError:  # pragma: no cover
+        import sre_parse
+        import sre_constants as C
+
+    def first(items) -> tuple[set | None, bool]:
+        """(chars, nullable) of a sequence of parsed items."""
+        out: set = set()
+        for op, av in items:
+            if op == C.LITERAL:
+                out.add(chr(av))
+                return out, False
+            if op == C.NOT_LITERAL or op == C.ANY:
+                return None, False
+            if op == C.IN:
+                chars = _charset(av)
+                if chars is None:
+                    return None, False
+                out |= chars
+                return out, False
+            if op == C.SUBPATTERN:
+                sub, nullable = first(av[-1])
+                if sub is None:
+                    return None, False
+                out |= sub
+                if not nullable:
+                    return out, False
+                continue
+            if op == C.BRANCH:
+                nullable_any = False
+                for alt in av[1]:
+                    sub, nullable = first(alt)
+                    if sub is None:
+                        return None, False
+                    out |= sub
+                    nullable_any = nullable_any or nullable
+                if not nullable_any:
+                    return out, False
+                continue
+            if op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
+                lo, _, sub_items = av
+                sub, nullable = first(sub_items)
+                if sub is None:
+                    return None, False
+                out |= sub
+                if lo > 0 and not nullable:
+                    return out, False
+                continue
+            if op in (C.ASSERT, C.ASSERT_NOT, C.AT):
+                continue  # zero-width
+            return None, False
+        return out, True
+
+    def _charset(av):
+        chars: set = set()
+        negate = False
+        for op, v in av:
+            if op == C.NEGATE:
+                negate = True
+            elif op == C.LITERAL:
+                chars.add(chr(v))
+            elif op == C.RANGE:
+                chars.update(chr(c) for c in range(v[0], v[1] + 1))
+            elif op == C.CATEGORY:
+                name = str(v)
+                if "DIGIT" in name and "NOT" not in name:
+                    chars.update("0123456789")
+                elif "WORD" in name and "NOT" not in name:
+                    chars.update("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+                elif "SPACE" in name and "NOT" not in name:
+                    chars.update(" \t\n\r\f\v")
+                else:
+                    return None
+            else:
+                return None
+        return None if negate else chars
+
+    try:
+        chars, nullable = first(sre_parse.parse(pattern))
+    except Exception:
+        return None
+    if chars is None or nullable:
+        return None
+    # non-ASCII starts (e.g. \w matching letters beyond ASCII) are handled by the full pattern
+    return chars
 
 
 def _lex_error(source: SourceText, pos: int, end: int) -> HloError:
