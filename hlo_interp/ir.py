@@ -142,8 +142,9 @@ class GName:
 
 @dataclass(frozen=True)
 class GString:
-    """A quoted string, unescaped."""
+    """A quoted string, unescaped (`quote` remembers ' or " for printing)."""
     text: str
+    quote: str = field(default='"', compare=False)
 
 
 @dataclass(frozen=True)
@@ -199,9 +200,40 @@ class GAliasEntry:
 
 
 @dataclass(frozen=True)
-class GNamedBrackets:
+class GMesh:
+    """`mesh['a'=2,'b'=4] {'a'}`: a named device mesh, optionally followed by an axes list."""
     name: str
     brackets: GBrackets
+    axes: Optional[GBraces] = None
+
+
+@dataclass(frozen=True)
+class GParen:
+    """`(0, {}, may-alias)`, `(0,2,4,6)`, `([2,2,2]T(0,2,1)) {'a':(2)2}`."""
+    items: tuple[Any, ...]
+    axes: Optional[GBraces] = None
+
+
+@dataclass(frozen=True)
+class GShapedValue:
+    """`s32[2]{0} {1, 2}`: a shape followed by a literal-like brace list (custom-call literal=)."""
+    shape: "Shape"
+    value: Any  # GBraces, int, bool or GRaw float
+
+
+@dataclass(frozen=True)
+class GParenIota:
+    """`[2,2,2]T(0,2,1)` inside a device list."""
+    dims: tuple[int, ...]
+    transpose: Optional[tuple[int, ...]]
+
+
+@dataclass(frozen=True)
+class GSubAxis:
+    """`'b':(2)2`: a sub-axis of a mesh axis."""
+    name: GString
+    pre: GParen
+    size: int
 
 
 @dataclass(frozen=True)
@@ -259,6 +291,7 @@ class ReplicaGroups:
     """Either explicit groups ({{0,1},{2,3}}) or an iota list ([2,4]<=[8]T(1,0))."""
     groups: Optional[tuple[tuple[int, ...], ...]] = None
     iota: Optional[GIotaList] = None
+    mesh: Optional[GMesh] = None  # replica_groups=mesh[...] {...} (mesh-axes device lists)
 
     def expand(self) -> tuple[tuple[int, ...], ...]:
         if self.groups is not None:

@@ -123,17 +123,17 @@ _op("while", 1, "condition:comp! body:comp!", family="control")
 _op("conditional", VARIADIC, "true_computation:comp false_computation:comp branch_computations:comps",
     family="control")
 _op("call", VARIADIC, "to_apply:comp! is_composite:bool", family="control")
-_op("fusion", VARIADIC, "kind:enum! calls:comp! output_to_operand_aliasing:alias", family="control")
+_op("fusion", VARIADIC, "kind:enum! calls:comp! output_to_operand_aliasing:alias_compact", family="control")
 _op("custom-call", VARIADIC,
     "custom_call_target:string! window:window dim_labels:dim_labels feature_group_count:int "
     "batch_group_count:int operand_layout_constraints:shapes custom_call_has_side_effect:bool "
-    "output_to_operand_aliasing:alias literal:generic schedule:enum padding_type:enum "
+    "output_to_operand_aliasing:alias_compact literal:generic schedule:enum padding_type:enum "
     "operand_precision:enums api_version:enum to_apply:comp called_computations:comps",
     family="control")
 _op("opt-barrier", 1, family="control")
 _op("after-all", VARIADIC, family="control")
 _op("add-dependency", 2, family="control")
-_op("async-start", VARIADIC, "calls:comp! async_execution_thread:string output_to_operand_aliasing:alias",
+_op("async-start", VARIADIC, "calls:comp! async_execution_thread:string output_to_operand_aliasing:alias_compact",
     family="async")
 _op("async-update async-done", 1, "calls:comp async_execution_thread:string", family="async")
 _op("copy-start", 1, "cross_program_prefetch_index:int", family="async")
@@ -154,13 +154,13 @@ _op("batch-norm-grad", 5, "epsilon:float! feature_index:int!", family="batchnorm
 _op("partition-id replica-id", 0, family="collective")
 
 # ---- collectives
-_COLL = "channel_id:int replica_groups:replica_groups constrain_layout:bool"
+_COLL = "channel_id:int replica_groups:replica_groups device_ids:generic constrain_layout:bool"
 _op("all-reduce all-reduce-start", VARIADIC, _COLL + " use_global_device_ids:bool to_apply:comp! mode:generic",
     family="collective")
 _op("all-reduce-done all-gather-done collective-permute-done", 1, family="collective")
 _op("all-gather all-gather-start", VARIADIC, _COLL + " dimensions:ints use_global_device_ids:bool",
     family="collective")
-_op("reduce-scatter", VARIADIC, _COLL + " dimensions:ints use_global_device_ids:bool to_apply:comp!",
+_op("reduce-scatter", VARIADIC, _COLL + " use_global_device_ids:bool dimensions:ints to_apply:comp!",
     family="collective")
 _op("all-to-all", VARIADIC, _COLL + " dimensions:ints", family="collective")
 _op("ragged-all-to-all", 6, _COLL, family="collective")
@@ -178,8 +178,8 @@ _COMMON_BY_NAME = {a.name: a for a in COMMON_ATTRS}
 _LATE_OPCODE_ATTRS = {"result_accuracy"}
 
 HEADER_ATTRS = _specs(
-    "is_scheduled:bool entry_computation_layout:program_shape input_output_alias:alias "
-    "buffer_donor:alias alias_passthrough_params:bool "
+    "is_scheduled:bool input_output_alias:alias buffer_donor:alias alias_passthrough_params:bool "
+    "entry_computation_layout:program_shape "
     "allow_spmd_sharding_propagation_to_parameters:bools "
     "allow_spmd_sharding_propagation_to_output:bools replica_count:int num_partitions:int "
     "frontend_attributes:frontend origin_recovery_table:generic")
@@ -243,13 +243,19 @@ def _d_comp(v):
     raise _Bad("expected a computation name")
 
 
-def _d_comps(v):
+def _d_names(v):
     if isinstance(v, ir.GBraces) and all(isinstance(x, ir.GName) for x in v.items):
         return tuple(x.text for x in v.items)
+    raise _Bad("expected a list of names like {%a, %b}")
+
+
+def _d_comps(v):
+    if isinstance(v, ir.GBraces) and all(
+            isinstance(x, ir.GName) or (isinstance(x, ir.GBraces) and x.items and
+                                        all(isinstance(i, _InlineInstr) for i in x.items))
+            for x in v.items):
+        return tuple(x.text if isinstance(x, ir.GName) else x for x in v.items)
     raise _Bad("expected a list of computation names like {%a, %b}")
-
-
-_d_names = _d_comps
 
 
 def _d_ints(v):
@@ -280,6 +286,8 @@ def _d_int_lists(v):
 
 
 def _d_replica_groups(v):
+    if isinstance(v, ir.GMesh):
+        return ir.ReplicaGroups(mesh=v)
     if isinstance(v, ir.GIotaList):
         if v.transpose is not None and sorted(v.transpose) != list(range(len(v.reshape_dims))):
             raise _Bad("the T(...) of an iota list must be a permutation of the reshape dimensions")
@@ -296,6 +304,8 @@ def _dxd(text_or_int) -> tuple[int, ...]:
 
 
 def _pads(v) -> list[tuple[int, ...]]:
+    if isinstance(v, ir.GBraces) and not v.items:
+        return []  # rank 0
     if isinstance(v, ir.GRaw) and v.kind == "pad":
         return [tuple(int(p) for p in re.findall(r"-?\d+", part)) for part in v.text.split("x")]
     raise _Bad("expected padding like 0_0x1_1")
@@ -404,8 +414,17 @@ def _d_program_shape(v):
 
 
 def _d_alias(v):
-    if isinstance(v, ir.GBraces) and all(isinstance(x, ir.GAliasEntry) for x in v.items):
-        return tuple(v.items)
+    if isinstance(v, ir.GBraces):
+        from .syntax.parser import _alias_of_paren
+        out = []
+        for x in v.items:
+            if isinstance(x, ir.GParen):
+                x = _alias_of_paren(x)
+            if not isinstance(x, ir.GAliasEntry):
+                break
+            out.append(x)
+        else:
+            return tuple(out)
     raise _Bad("expected aliasing entries like { {0}: (0, {}, may-alias) }")
 
 
@@ -480,6 +499,7 @@ DECODERS: dict[str, Callable[[Any], Any]] = {
     "enums": _d_enums, "int_lists": _d_int_lists, "replica_groups": _d_replica_groups,
     "window": _d_window, "padding": _d_padding, "slice": _d_slice, "dim_labels": _d_dim_labels,
     "shape": _d_shape, "shapes": _d_shapes, "program_shape": _d_program_shape, "alias": _d_alias,
+    "alias_compact": _d_alias,
     "metadata": _d_metadata, "frontend": _d_frontend, "backend_config": _d_backend_config,
     "raw": _d_raw, "generic": _d_generic, "sharding": _d_sharding,
 }
@@ -566,6 +586,9 @@ def decode_instruction_attrs(ins: ir.Instruction, raw: list, ctx) -> None:
             raise HloError.at(ctx.source, pos, str(e)) from None
         if spec.kind == "comp" and isinstance(val, ir.GBraces):
             val = ctx.builder_inline_computation(val, name, ins.name)
+        elif spec.kind == "comps" and any(isinstance(x, ir.GBraces) for x in val):
+            val = tuple(ctx.builder_inline_computation(x, f"{name}.{i}", ins.name)
+                        if isinstance(x, ir.GBraces) else x for i, x in enumerate(val))
         decoded[name] = val
     if unknown:
         # unknown attributes go right after the opcode's own ones

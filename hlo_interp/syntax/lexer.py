@@ -4,7 +4,8 @@ Lark's own lexers try terminals one by one in Python; HLO dumps are megabytes, s
 of grammar/hlo.lark are joined, in the order the grammar file writes them, into a single alternation
 that `re` runs in C.  Identifiers that spell a keyword of the grammar ("ENTRY", "true", ...) become
 that keyword, as in XLA's lexer.  Two tokens are scanned by hand because no regular expression can:
-a JSON dict (brace-balanced, strings skipped), and the body of `constant(...)`.
+the brace-balanced value of backend_config= and of frontend attributes (JSON, or anything with
+balanced braces, kept verbatim as XLA's LexJsonDict does), and the body of `constant(...)`.
 """
 from __future__ import annotations
 
@@ -119,6 +120,7 @@ class HloLexer(Lexer):
                 self.dispatch[ch] = re.compile("|".join(sub))
         self.lbrace = next((str(t.name) for t in puncts if t.pattern.value == "{"), None)
         self.rpar = next((str(t.name) for t in puncts if t.pattern.value == ")"), None)
+        self.rbrace = next((str(t.name) for t in puncts if t.pattern.value == "}"), None)
         self.terminal_names = {t.name for t in terminals}
 
     def lex(self, lexer_state, parser_state) -> Iterator[Token]:
@@ -134,6 +136,12 @@ class HloLexer(Lexer):
         Tok = HloToken
         dispatch = self.dispatch
         skip_ws = _WS.match
+        rbrace = self.rbrace
+        # frontend_attributes={k={...}}: XLA reads a value that opens a brace as one brace-balanced
+        # raw string (LexJsonDict), JSON or not (e.g. MLIR attribute dicts of composites).
+        depth = 0
+        fa_pending = False
+        fa_level = -1
         while pos < end:
             ch = text[pos]
             if ch in " \t\r\n\f":
@@ -152,24 +160,44 @@ class HloLexer(Lexer):
                 pos = mend
                 continue
             value = m.group()
+            pending, fa_pending = fa_pending, False
             if typ == "NAME":
                 typ = keywords.get(value, "NAME")
+            elif typ == "ATTR":
+                if value == "frontend_attributes=":
+                    fa_pending = True
+                elif value in _RAW_BRACE_ATTRS or depth == fa_level:
+                    # backend_config={...} and frontend attribute values: brace-balanced raw text
+                    j = mend
+                    while j < end and text[j] in " \t":
+                        j += 1
+                    if j < end and text[j] == "{":
+                        t = new(Tok, value)
+                        t.type = typ
+                        t.value = value
+                        t.start_pos = pos
+                        yield t
+                        close = _scan_balanced(text, j, end, "{", "}", strings=True)
+                        if close < 0:
+                            raise HloError.at(source, j, f"unterminated {value[:-1]} value: no matching '}}'")
+                        raw = text[j:close]
+                        t = new(Tok, raw)
+                        t.type = "JSON_DICT"
+                        t.value = raw
+                        t.start_pos = j
+                        yield t
+                        pos = close
+                        continue
+            elif typ == rbrace:
+                depth -= 1
+                if depth < fa_level:
+                    fa_level = -1
+            elif typ == "LAYOUT_OPEN":
+                depth += 1
             elif typ == lbrace:
-                # A JSON dict: `{` followed by a quoted key.
-                j = mend
-                while j < end and text[j] in " \t\r\n":
-                    j += 1
-                if j < end and text[j] == '"':
-                    close = _scan_balanced(text, pos, end, "{", "}", strings=True)
-                    if close < 0:
-                        raise HloError.at(source, pos, "unterminated JSON dict: no matching '}'")
-                    t = new(Tok, text[pos:close])
-                    t.type = "JSON_DICT"
-                    t.value = text[pos:close]
-                    t.start_pos = pos
-                    yield t
-                    pos = close
-                    continue
+                depth += 1
+                if pending:
+                    fa_level = depth
             elif typ == "OPCODE_CONSTANT":
                 close = _scan_balanced(text, mend - 1, end, "(", ")", strings=False)
                 if close < 0:
@@ -201,6 +229,8 @@ class HloLexer(Lexer):
 
 
 _WS = re.compile(r"[ \t\f\r\n]+")
+# Attributes whose `{...}` value XLA's lexer takes as one brace-balanced string (LexJsonDict).
+_RAW_BRACE_ATTRS = frozenset({"backend_config="})
 
 
 def _first_chars(pattern: str):

@@ -29,15 +29,12 @@ _INT_TEXT = re.compile(r"[-+]?[0-9]+")
 
 @functools.lru_cache(maxsize=256)
 def _skeleton(dims: tuple[int, ...]) -> str:
-    """The braces-and-commas form of a dense literal of these dimensions: [2,2] -> '{{,},{,}}'."""
+    """A dense literal of these dimensions with each number written '#': [2,2] -> '{{#,#},{#,#}}'."""
     if not dims:
-        return ""
-    inner = _skeleton(dims[1:])
-    if len(dims) == 1:
-        return "{" + "," * max(dims[0] - 1, 0) + "}"
+        return "#"
     if dims[0] == 0:
         return "{}"
-    return "{" + ",".join([inner] * dims[0]) + "}"
+    return "{" + ",".join([_skeleton(dims[1:])] * dims[0]) + "}"
 
 
 def _range_error(source, pos, value, et):
@@ -47,6 +44,10 @@ def _range_error(source, pos, value, et):
 
 
 def int_range(et) -> tuple[int, int]:
+    """The integers a literal of this type accepts.  64-bit types take the union of the s64 and u64
+    ranges, bit-cast (XLA's lexer reads integers as int64 and accepts the uint64 range)."""
+    if et.bits == 64 and et.kind in ("sint", "uint"):
+        return -(1 << 63), (1 << 64) - 1
     if et.kind == "sint":
         return -(1 << (et.bits - 1)), (1 << (et.bits - 1)) - 1
     if et.kind == "uint":
@@ -71,11 +72,7 @@ def parse_literal_body(body: str, offset: int, shape: ir.Shape, source: SourceTe
 def _fast_dense(body: str, offset: int, shape: ir.ArrayShape, source: SourceText):
     compact = _WS.sub("", body)
     nums = _NUMBER.findall(compact)
-    skeleton = _NUMBER.sub("", compact)
-    if shape.rank == 0:
-        if len(nums) != 1 or skeleton:
-            return None
-    elif skeleton != _skeleton(shape.dims):
+    if _NUMBER.sub("#", compact) != _skeleton(shape.dims):
         return None  # let the grammar path report exactly where it goes wrong
     return ir.Literal(shape, _convert(nums, shape, source, offset))
 
@@ -92,8 +89,7 @@ def _convert(nums: list[str], shape: ir.ArrayShape, source: SourceText, offset: 
         if vals and (min(vals) < lo or max(vals) > hi):
             v = next(v for v in vals if v < lo or v > hi)
             raise _range_error(source, offset, v, et)
-        arr = np.array(vals, dtype=np.int64 if et.kind == "sint" or et.bits < 64 else np.uint64)
-        arr = arr.astype(et.dtype)
+        arr = _int_array(vals, et)
     else:
         # XLA lexes `-0` and other integer tokens as integers: -0 becomes +0.0.
         arr = np.array([float(int(s)) if _INT_TEXT.fullmatch(s) else float(s) for s in nums],
@@ -101,6 +97,13 @@ def _convert(nums: list[str], shape: ir.ArrayShape, source: SourceText, offset: 
         with np.errstate(over="ignore", invalid="ignore"):
             arr = _cast_float(arr, et.dtype)
     return arr.reshape(shape.dims)
+
+
+def _int_array(vals: list[int], et) -> np.ndarray:
+    if et.bits == 64:
+        vals = [v & 0xFFFFFFFFFFFFFFFF for v in vals]
+        return np.array(vals, dtype=np.uint64).view(et.dtype)
+    return np.array(vals, dtype=np.int64).astype(et.dtype)
 
 
 def _cast_float(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -241,8 +244,7 @@ def _values_to_array(flat: list, shape: ir.ArrayShape, source, offset) -> np.nda
     if et.kind == "pred":
         return np.array(vals, dtype=np.bool_).reshape(shape.dims)
     if et.kind in ("sint", "uint"):
-        arr = np.array(vals, dtype=np.int64 if et.kind == "sint" or et.bits < 64 else np.uint64)
-        return arr.astype(et.dtype).reshape(shape.dims)
+        return _int_array(vals, et).reshape(shape.dims)
     if et.kind == "float":
         return _floats(vals, et, source, offset).reshape(shape.dims)
     real_et = _REAL_OF[et.name]
@@ -303,13 +305,16 @@ def _fmt_g(v: float, digits: int) -> str:
 
 
 def format_float(v, type_name: str) -> str:
-    """One element of a floating-point literal, as XLA prints it."""
+    """One element of a floating-point literal, as XLA prints it -- except negative zero, which XLA
+    prints as `-0` but reads back as the integer 0 (+0.0); we print `-0.0`, which both read as -0.0."""
     if type_name == "f32":
         f = float(v)
         if math.isnan(f):
             return _nan_text(v, type_name)
         if math.isinf(f):
             return "inf" if f > 0 else "-inf"
+        if f == 0 and math.copysign(1, f) < 0:
+            return "-0.0"
         s = _fmt_g(f, 6)
         if np.float32(float(s)) != np.float32(f):
             s = _fmt_g(f, 9)
@@ -320,6 +325,8 @@ def format_float(v, type_name: str) -> str:
             return _nan_text(v, type_name)
         if math.isinf(f):
             return "inf" if f > 0 else "-inf"
+        if f == 0 and math.copysign(1, f) < 0:
+            return "-0.0"
         s = _fmt_g(f, 15)
         if float(s) != f:
             s = _fmt_g(f, 17)
@@ -329,8 +336,22 @@ def format_float(v, type_name: str) -> str:
         return _nan_text(v, type_name)
     if math.isinf(f):
         return "inf" if f > 0 else "-inf"
-    return _fmt_g(f, _MAX_DIGITS10.get(type_name, 9))
+    if f == 0 and math.copysign(1, f) < 0:
+        return "-0.0"
+    s = _fmt_g(f, _MAX_DIGITS10.get(type_name, 9))
+    # XLA's max_digits10 format does not always read back to the same value (f8e8m0fnu's 2^-127);
+    # then use as many digits as it takes.
+    dtype = _DTYPES[type_name]
+    want = np.asarray(v, dtype=dtype).tobytes()
+    if np.array(float(s)).astype(dtype).tobytes() != want:
+        for digits in range(_MAX_DIGITS10.get(type_name, 9) + 1, 18):
+            s = _fmt_g(f, digits)
+            if np.array(float(s)).astype(dtype).tobytes() == want:
+                break
+    return s
 
+
+_DTYPES = {name: t.dtype for name, t in _PT.items() if t.kind == "float"}
 
 _NAN_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 

@@ -87,7 +87,7 @@ class _Ctx:
 
 
 def _strip(name: str) -> str:
-    return name[1:] if name.startswith("%") else name
+    return name[1:] if name[0] == "%" else str(name)
 
 
 def _int(tok: Token, source: SourceText | None = None) -> int:
@@ -348,13 +348,17 @@ class _Builder:
     def operand_nested(self, c):
         shape = c[0] if isinstance(c[0], (ir.ArrayShape, ir.TupleShape, ir.BufferShape)) else None
         rhs = self.rhs_op(c)
-        if shape is None:
-            raise HloError.at(self.ctx.source, c[0].start_pos,
-                              "a nested instruction needs its shape: add(f32[] sqrt(x), y)")
         _, opcode, pos, operands, _, param_no, attrs, hoisted = rhs
         ins = ir.Instruction(name=self._anon_name(opcode), opcode=opcode, shape=shape,
                              operands=operands, parameter_number=param_no, loc=self._loc(pos))
         return _Nested(ins, hoisted)
+
+    def operand_nested_fast(self, c):
+        shape = c[0] if isinstance(c[0], (ir.ArrayShape, ir.TupleShape, ir.BufferShape)) else None
+        _, opcode, pos, operands, _, param_no, _, _ = self.rhs_fast(c)
+        ins = ir.Instruction(name=self._anon_name(opcode), opcode=opcode, shape=shape,
+                             operands=operands, parameter_number=param_no, loc=self._loc(pos))
+        return _Nested(ins, [])
 
     def operand_constant(self, c):
         rhs = self.rhs_constant(c)
@@ -374,7 +378,8 @@ class _Builder:
         return ir.GRaw("float", str(c[0]))
 
     def string(self, c):
-        return ir.GString(_unescape(c[0], self.ctx, c[0].start_pos))
+        tok = c[0]
+        return ir.GString(_unescape(tok, self.ctx, tok.start_pos), tok[0])
 
     def true(self, c):
         return True
@@ -431,25 +436,49 @@ class _Builder:
 
     def alias_entry(self, c):
         idx = _int_tuple(c[0], self.ctx)
-        t: ir.GAliasEntry = c[1]
+        t = _alias_of_paren(c[1])
+        if t is None:
+            raise HloError("expected an aliasing entry like {0}: (0, {}, may-alias)",
+                           filename=self.ctx.source.filename)
         return ir.GAliasEntry(idx, t.param_number, t.param_index, t.kind)
 
-    def alias_tuple(self, c):
-        num = int(c[0])
-        index: tuple[int, ...] = ()
-        kind = None
+    def paren_list(self, c):
+        return ir.GParen(tuple(_gval(x) for x in c if x is not None))
+
+    def paren_value(self, c):
+        return ir.GParen(c[0].items, c[1]) if c[1] is not None else c[0]
+
+    def paren_iota(self, c):
+        dims = tuple(c[0].items)
+        perm = None
         for x in c[1:]:
-            if isinstance(x, ir.GBraces):
-                index = _int_tuple(x, self.ctx)
-            else:
-                kind = str(x)
-        return ir.GAliasEntry(None, num, index, kind)
+            if isinstance(x, tuple) and x and x[0] == "m2m":
+                perm = x[1]
+        return ir.GParenIota(dims, perm)
+
+    def shaped_value(self, c):
+        v = c[1]
+        if isinstance(v, Token):
+            v = int(v) if v.type == "INT" else ir.GRaw("float", str(v))
+        return ir.GShapedValue(c[0], v)
+
+    def shaped_true(self, c):
+        return ir.GShapedValue(c[0], True)
+
+    def shaped_false(self, c):
+        return ir.GShapedValue(c[0], False)
+
+    def mesh(self, c):
+        return ir.GMesh(_strip(c[0]), c[1], c[2] if len(c) > 2 else None)
+
+    def sub_axis(self, c):
+        return ir.GSubAxis(self.string([c[0]]), c[1], int(c[2]))
+
+    def keyval_quoted(self, c):
+        return ir.GKeyVal(str(c[0]), int(c[1]))
 
     def unknown_dim(self, c):
         return ir.GUnknownDim()
-
-    def named_brackets(self, c):
-        return ir.GNamedBrackets(str(c[0]), c[1])
 
     def brackets(self, c):
         items = []
@@ -468,8 +497,8 @@ class _Builder:
         dims = tuple(c[0].items)
         reshape = tuple(c[1].items)
         perm = None
-        if len(c) > 2 and c[-1] is not None and isinstance(c[-1], tuple):
-            perm = c[-1]
+        if len(c) > 2 and isinstance(c[-1], tuple) and c[-1] and c[-1][0] == "m2m":
+            perm = c[-1][1]
         for part in (dims, reshape):
             if not all(isinstance(v, int) for v in part):
                 raise HloError("iota list dimensions must be integers", filename=self.ctx.source.filename)
@@ -590,6 +619,9 @@ class _Builder:
     def lit_array(self, c):
         return [x for x in c if x is not None]
 
+    def lit_ints_fast(self, c):
+        return [("i", x) for x in str(c[0])[1:-1].split(",")]
+
     def lit_tuple(self, c):
         return LitTuple(x for x in c if x is not None)
 
@@ -629,6 +661,23 @@ def _decode_fast_shape(text: str, pos: int, source: SourceText) -> ir.ArrayShape
             raise HloError.at(source, pos, f"layout has {len(layout.minor_to_major)} dimensions, "
                                            f"but the shape has {len(dims)}")
     return ir.ArrayShape(et, dims, (False,) * len(dims), layout)
+
+
+def _alias_of_paren(p) -> Optional[ir.GAliasEntry]:
+    """(param_number, {shape index}[, kind]) -> GAliasEntry, or None if it is not of that form."""
+    items = p.items if isinstance(p, ir.GParen) else ()
+    if not items or not isinstance(items[0], int) or isinstance(items[0], bool) or len(items) > 3:
+        return None
+    index: tuple[int, ...] = ()
+    kind = None
+    for x in items[1:]:
+        if isinstance(x, ir.GBraces) and all(isinstance(i, int) for i in x.items):
+            index = tuple(x.items)
+        elif isinstance(x, ir.GName):
+            kind = x.text
+        else:
+            return None
+    return ir.GAliasEntry(None, items[0], index, kind)
 
 
 def _gval(v):

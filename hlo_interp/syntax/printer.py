@@ -90,13 +90,15 @@ def shape_text(shape: ir.Shape, layouts: bool = True) -> str:
 # --------------------------------------------------------------------------------------------------
 # Attribute values
 
-def _str(s: str) -> str:
-    """A C-escaped double-quoted string (absl::CEscape)."""
+def _str(s: str, quote: str = '"') -> str:
+    """A C-escaped quoted string (absl::CEscape)."""
     out = []
     for ch in s:
         o = ord(ch)
         if ch == '"':
             out.append('\\"')
+        elif ch == "'":
+            out.append("\\'")
         elif ch == "\\":
             out.append("\\\\")
         elif ch == "\n":
@@ -109,7 +111,7 @@ def _str(s: str) -> str:
             out.append(f"\\{o:03o}")
         else:
             out.append(ch)
-    return '"' + "".join(out) + '"'
+    return quote + "".join(out) + quote
 
 
 def _name(n: str) -> str:
@@ -138,6 +140,8 @@ def _window(w: ir.Window) -> str:
 
 
 def _padding(p: tuple[ir.PaddingDim, ...]) -> str:
+    if not p:
+        return "{}"
     interior = any(d.interior for d in p)
     if interior:
         return "x".join(f"{d.low}_{d.high}_{d.interior}" for d in p)
@@ -145,13 +149,15 @@ def _padding(p: tuple[ir.PaddingDim, ...]) -> str:
 
 
 def _slice(s: tuple[ir.SliceDim, ...]) -> str:
-    parts = []
-    for d in s:
-        parts.append(f"[{d.start}:{d.limit}]" if d.stride == 1 else f"[{d.start}:{d.limit}:{d.stride}]")
+    # XLA writes every stride as soon as one of them is not 1.
+    strided = any(d.stride != 1 for d in s)
+    parts = [f"[{d.start}:{d.limit}:{d.stride}]" if strided else f"[{d.start}:{d.limit}]" for d in s]
     return "{" + ", ".join(parts) + "}"
 
 
 def _replica_groups(rg: ir.ReplicaGroups) -> str:
+    if rg.mesh is not None:
+        return generic(rg.mesh)
     if rg.iota is not None:
         return _iota(rg.iota)
     return "{" + ",".join(_ints(g) for g in rg.groups) + "}"
@@ -164,12 +170,16 @@ def _iota(it: ir.GIotaList) -> str:
     return s
 
 
-def _alias(entries) -> str:
+def _alias(entries, compact: bool = False) -> str:
+    """input_output_alias / buffer_donor print as `{ {0}: (0, {}, may-alias) }`;
+    output_to_operand_aliasing as `{{0}: (0, {})}`."""
     parts = []
     for e in entries:
         t = f"({e.param_number}, {_ints(e.param_index)}" + (f", {e.kind}" if e.kind else "") + ")"
         parts.append(t if e.output_index is None else f"{_ints(e.output_index)}: {t}")
-    return "{ " + ", ".join(parts) + " }" if parts else "{}"
+    if not parts:
+        return "{}"
+    return "{" + ", ".join(parts) + "}" if compact else "{ " + ", ".join(parts) + " }"
 
 
 _METADATA_ORDER = ("op_type", "op_name", "source_file", "source_line", "source_end_line",
@@ -216,24 +226,25 @@ def _sharding(v: ir.GBraces) -> str:
     {devices=[2,1]0,1 last_tile_dim_replicate}, {devices=[4,2]<=[8]}, tuples {{..}, {..}}."""
     if v.items and all(isinstance(x, ir.GBraces) for x in v.items):
         return "{" + ", ".join(_sharding(x) for x in v.items) + "}"
-    out = []
+    out = ""
     items = list(v.items)
     i = 0
     while i < len(items):
         it = items[i]
-        if isinstance(it, ir.GKeyVal) and isinstance(it.value, ir.GBrackets) and it.key == "devices":
-            s = f"{it.key}={generic(it.value)}"
+        if i:
+            comma = v.commas[i - 1] if i - 1 < len(v.commas) else False
+            out += ", " if comma else " "
+        if isinstance(it, ir.GKeyVal) and it.key == "devices" and isinstance(it.value, ir.GBrackets):
+            text = f"devices={generic(it.value)}"
             nums = []
             while i + 1 < len(items) and isinstance(items[i + 1], int) and not isinstance(items[i + 1], bool):
                 nums.append(str(items[i + 1]))
                 i += 1
-            out.append(s + ",".join(nums))
-        elif isinstance(it, ir.GIotaList) and out:
-            out[-1] += _iota(it)
+            out += text + ",".join(nums)
         else:
-            out.append(generic(it))
+            out += generic(it)
         i += 1
-    return "{" + " ".join(out) + "}"
+    return "{" + out + "}"
 
 
 def generic(v: Any) -> str:
@@ -245,7 +256,7 @@ def generic(v: Any) -> str:
     if isinstance(v, ir.GName):
         return _name(v.text) if _looks_like_instruction_ref(v.text) else v.text
     if isinstance(v, ir.GString):
-        return _str(v.text)
+        return _str(v.text, v.quote)
     if isinstance(v, ir.GRaw):
         return v.text
     if isinstance(v, ir.GKeyVal):
@@ -268,8 +279,18 @@ def generic(v: Any) -> str:
         return shape_text(ir.TupleShape(v.params)) + "->" + shape_text(v.result)
     if isinstance(v, ir.GAliasEntry):
         return _alias([v])[2:-2]
-    if isinstance(v, ir.GNamedBrackets):
-        return v.name + generic(v.brackets)
+    if isinstance(v, ir.GMesh):
+        return v.name + generic(v.brackets) + ("" if v.axes is None else " " + generic(v.axes))
+    if isinstance(v, ir.GParen):
+        return "(" + ",".join(generic(x) for x in v.items) + ")" + (
+            "" if v.axes is None else " " + generic(v.axes))
+    if isinstance(v, ir.GShapedValue):
+        return shape_text(v.shape) + " " + generic(v.value)
+    if isinstance(v, ir.GParenIota):
+        return "[" + ",".join(map(str, v.dims)) + "]" + (
+            "" if v.transpose is None else "T(" + ",".join(map(str, v.transpose)) + ")")
+    if isinstance(v, ir.GSubAxis):
+        return f"{generic(v.name)}:{generic(v.pre)}{v.size}"
     if isinstance(v, ir.GUnknownDim):
         return "?"
     if isinstance(v, (ir.ArrayShape, ir.TupleShape, ir.BufferShape)):
@@ -322,6 +343,8 @@ def attr_value_text(kind: str, v: Any) -> str:
         return _program_shape(v)
     if kind == "alias":
         return _alias(v)
+    if kind == "alias_compact":
+        return _alias(v, compact=True)
     if kind == "metadata":
         return _metadata(v)
     if kind == "frontend":
