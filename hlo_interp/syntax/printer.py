@@ -376,8 +376,11 @@ def _attr_kinds(opcode: str) -> dict[str, str]:
 _KINDS_CACHE: dict[str, dict[str, str]] = {}
 
 
-def instruction_text(ins: ir.Instruction, opts: PrintOptions = PrintOptions(), names=None) -> str:
+def instruction_text(ins: ir.Instruction, opts: PrintOptions = PrintOptions(), names=None,
+                     comp_names=None) -> str:
+    """`names`: instruction renaming within this computation; `comp_names`: computation renaming."""
     nm = (lambda n: names.get(n, n)) if names else (lambda n: n)
+    cn = (lambda n: comp_names.get(n, n)) if comp_names else (lambda n: n)
     parts = ["ROOT " if ins.is_root else "", "%", nm(ins.name), " = "]
     if ins.shape is not None:
         parts.append(shape_text(ins.shape))
@@ -406,23 +409,30 @@ def instruction_text(ins: ir.Instruction, opts: PrintOptions = PrintOptions(), n
         if opts.strip_backend_config and key == "backend_config":
             continue
         kind = "generic" if key in ins.unknown_attrs else kinds.get(key, "generic")
-        if kind in ("comp", "comps", "names") and names:
-            val = names.get(val, val) if kind == "comp" else tuple(names.get(x, x) for x in val)
+        if kind == "comp":
+            val = cn(val)
+        elif kind == "comps":
+            val = tuple(cn(x) for x in val)
+        elif kind == "names":
+            val = tuple(nm(x) for x in val)
         parts.append(f", {key}={attr_value_text(kind, val)}")
     return "".join(parts)
 
 
 def computation_text(comp: ir.Computation, opts: PrintOptions = PrintOptions(), names=None) -> str:
-    nm = (lambda n: names.get(n, n)) if names else (lambda n: n)
+    imap = names.instructions.get(comp.name) if names else None
+    cmap = names.computations if names else None
+    nm = (lambda n: imap.get(n, n)) if imap else (lambda n: n)
     head = "ENTRY " if comp.is_entry else ""
     params = comp.parameters()
     sig = ""
     if all(p.shape is not None for p in params) and comp.root.shape is not None:
         sig = " (" + ", ".join(f"{nm(p.name)}: {shape_text(p.shape, layouts=False)}" for p in params) + \
               ") -> " + shape_text(comp.root.shape, layouts=False)
-    lines = [f"{head}%{nm(comp.name)}{sig} {{"]
+    cname = cmap.get(comp.name, comp.name) if cmap else comp.name
+    lines = [f"{head}%{cname}{sig} {{"]
     for ins in comp.instructions:
-        lines.append("  " + instruction_text(ins, opts, names))
+        lines.append("  " + instruction_text(ins, opts, imap, cmap))
     tail = "}"
     for key, val in comp.attrs.items():
         tail += f", {key}={_str(val) if isinstance(val, str) else generic(val)}"
@@ -451,31 +461,34 @@ def _tables_text(t: ir.StackFrameTables) -> str:
     return "\n\n".join(blocks)
 
 
-def canonical_name_map(m: ir.Module) -> dict[str, str]:
-    """Renumber like XLA's canonical printing: computations in order get `comp.N`... XLA uses
-    tmp_N per computation for instructions; we number instructions per computation and keep
-    computation names readable but renumbered by kind."""
-    names: dict[str, str] = {}
-    for ci, comp in enumerate(m.computations):
-        names[comp.name] = "ENTRY" if comp.is_entry and False else f"computation.{ci}"
-        for ii, ins in enumerate(comp.instructions):
-            if ins.opcode == "parameter":
-                names.setdefault(ins.name, f"param_{ins.parameter_number}.{ci}")
-    # instructions: tmp_N per computation, numbered in order (parameters excluded)
-    for ci, comp in enumerate(m.computations):
-        n = 0
-        for ins in comp.instructions:
-            if ins.opcode != "parameter":
-                names[ins.name] = f"tmp_{n}.{ci}" if False else f"tmp_{ci}_{n}"
-                n += 1
-    return names
+@dataclass
+class _Names:
+    """Renaming for --canonical-names: computations by position, instructions tmp_N per computation."""
+    computations: dict[str, str]
+    instructions: dict[str, dict[str, str]]
+
+
+def canonical_names(m: ir.Module) -> _Names:
+    """Names that depend only on structure and order, like XLA's canonical printing (tmp_0, tmp_1,
+    ... in each computation), so two dumps that differ only in numbering print the same."""
+    comps: dict[str, str] = {}
+    n = 0
+    for comp in m.computations:
+        if comp.is_entry:
+            comps[comp.name] = "main"
+        else:
+            comps[comp.name] = f"computation.{n}"
+            n += 1
+    instrs = {comp.name: {ins.name: f"tmp_{i}" for i, ins in enumerate(comp.instructions)}
+              for comp in m.computations}
+    return _Names(comps, instrs)
 
 
 def to_text(m: ir.Module, opts: Optional[PrintOptions] = None, **kw) -> str:
     """The module as canonical HLO text."""
     if opts is None:
         opts = PrintOptions(**kw)
-    names = canonical_name_map(m) if opts.canonical_names else None
+    names = canonical_names(m) if opts.canonical_names else None
     out = [_header_text(m), ""]
     if m.stack_frames and not opts.strip_metadata:
         out.append(_tables_text(m.stack_frames))
