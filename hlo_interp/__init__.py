@@ -12,7 +12,7 @@ from typing import Union
 from . import ir
 from .diagnostics import HloError
 
-__all__ = ["parse", "parse_file", "to_text", "format_text", "HloError", "ir", "__version__"]
+__all__ = ["parse", "parse_all", "parse_file", "to_text", "format_text", "HloError", "ir", "__version__"]
 __version__ = "0.1.0"
 
 
@@ -20,6 +20,12 @@ def parse(text: str, filename: str = "<string>") -> ir.Module:
     """Parse HLO text: a module (`HloModule ...`), headerless computations, or log-pasted text."""
     from .syntax.parser import parse_module
     return parse_module(text, filename)
+
+
+def parse_all(text: str, filename: str = "<string>") -> list[ir.Module]:
+    """Parse a text holding one or more modules separated by `// -----` lines."""
+    from .syntax.parser import parse_modules
+    return parse_modules(text, filename)
 
 
 def parse_file(path: Union[str, Path]) -> ir.Module:
@@ -41,5 +47,6 @@ def to_text(module: ir.Module, *, strip_metadata: bool = False, strip_backend_co
 
 
 def format_text(text: str, filename: str = "<string>", **options) -> str:
-    """parse + to_text."""
-    return to_text(parse(text, filename), **options)
+    """Canonical text of every module in `text` (modules separated by `// -----` stay so)."""
+    from .syntax.parser import SPLIT_MARKER
+    return (SPLIT_MARKER + "\n\n").join(to_text(m, **options) for m in parse_all(text, filename))

@@ -149,7 +149,7 @@ def fmt_cmd(files, strip_metadata, strip_backend_config, canonical_names, check_
       hlo fmt --check dumps/*.txt         CI: fail if any file is not formatted
       hlo fmt -i module.hlo               rewrite in place
     """
-    from . import parse, to_text
+    from . import format_text
     if len(files) > 1 and not (check_only or in_place):
         raise click.UsageError("several files need --check or --in-place")
     if in_place and "-" in files:
@@ -159,9 +159,8 @@ def fmt_cmd(files, strip_metadata, strip_backend_config, canonical_names, check_
     for path in files:
         try:
             text, name = _read(path)
-            module = parse(text, name)
-            out = to_text(module, strip_metadata=strip_metadata,
-                          strip_backend_config=strip_backend_config, canonical_names=canonical_names)
+            out = format_text(text, name, strip_metadata=strip_metadata,
+                              strip_backend_config=strip_backend_config, canonical_names=canonical_names)
         except HloError as e:
             _report_error(e, color)
             status = EXIT_ERROR
@@ -195,7 +194,7 @@ def check_cmd(paths, fmt, color):
     PATHS are files, directories (their *.txt and *.hlo files, recursively) or '-' for standard
     input.  Exit 0 when every file is valid, 1 when there are findings, 2 when a file cannot be read.
     """
-    from . import parse
+    from . import parse_all
     from .opcodes import lookup, split_async
     files = []
     for p in paths:
@@ -213,11 +212,11 @@ def check_cmd(paths, fmt, color):
             status = EXIT_ERROR
             continue
         try:
-            module = parse(text, name)
+            modules = parse_all(text, name)
         except HloError as e:
             findings.append(e)
             continue
-        for comp in module.computations:
+        for comp in (c for m in modules for c in m.computations):
             for ins in comp.instructions:
                 if lookup(ins.opcode) is None and split_async(ins.opcode)[1] is None:
                     findings.append(_finding(ins.loc, name, f"unknown opcode '{ins.opcode}'",

@@ -215,6 +215,13 @@ class GParen:
 
 
 @dataclass(frozen=True)
+class GColonPair:
+    """`{"a"} : {"b"}` (origin_recovery_table entries)."""
+    left: Any
+    right: Any
+
+
+@dataclass(frozen=True)
 class GShapedValue:
     """`s32[2]{0} {1, 2}`: a shape followed by a literal-like brace list (custom-call literal=)."""
     shape: "Shape"
@@ -354,6 +361,7 @@ class Instruction:
     loc: Optional[Location] = None
     attr_locs: dict[str, Location] = field(default_factory=dict)
     unknown_attrs: tuple[str, ...] = ()  # names of attrs the opcode table does not know
+    operand_shapes: Optional[list] = None  # shapes written before operand names, when any
 
     def _key(self):
         return (self.name, self.opcode, self.shape, tuple(self.operands), self.attrs, self.literal,

@@ -563,16 +563,14 @@ def _schema_cached(opcode: str):
 
 
 def decode_instruction_attrs(ins: ir.Instruction, raw: list, ctx) -> None:
-    """Decode `raw` = [(ATTR token, value)] onto ins.attrs, in canonical order."""
+    """Decode `raw` = [(name, offset, value)] onto ins.attrs, in canonical order."""
     if not raw:
         return
     by_name, order = _schema_cached(ins.opcode)
     decoded: dict[str, Any] = {}
     unknown: dict[str, Any] = {}
     attr_locs = ins.attr_locs
-    for tok, value in raw:
-        name = tok[:-1]
-        pos = tok.start_pos
+    for name, pos, value in raw:
         if name in attr_locs:
             raise HloError.at(ctx.source, pos, f"attribute {name} already exists")
         attr_locs[name] = ir.Location(ctx.source, pos)
@@ -612,10 +610,9 @@ def _decode_list(raw: list, specs: tuple[AttrSpec, ...], ctx, where: str) -> dic
     by_name = {s.name: s for s in specs}
     decoded: dict[str, Any] = {}
     unknown: dict[str, Any] = {}
-    for tok, value in raw:
-        name = str(tok)[:-1]
+    for name, pos, value in raw:
         if name in decoded or name in unknown:
-            raise HloError.at(ctx.source, tok.start_pos, f"attribute {name} already exists")
+            raise HloError.at(ctx.source, pos, f"attribute {name} already exists")
         spec = by_name.get(name)
         if spec is None:
             unknown[name] = value
@@ -623,7 +620,7 @@ def _decode_list(raw: list, specs: tuple[AttrSpec, ...], ctx, where: str) -> dic
         try:
             decoded[name] = _decode_one(spec, value, where)
         except _Bad as e:
-            raise HloError.at(ctx.source, tok.start_pos, str(e)) from None
+            raise HloError.at(ctx.source, pos, str(e)) from None
     out = {s.name: decoded[s.name] for s in specs if s.name in decoded}
     out.update(unknown)
     return out

@@ -97,3 +97,31 @@ ENTRY e {
 """)
     s = m.entry.instruction("s")
     assert s.unknown_attrs == () and s.attrs["custom_call_target"] == "foo"
+
+
+def test_single_instruction_like_xla():
+    # XLA's parser makes the undefined operands parameters of a module `_` (and marks it scheduled).
+    m = hlo_interp.parse("%multiply = f32[2,4]{1,0} multiply(f32[2,4]{1,0} %broadcast, f32[2,4]{1,0} %x)")
+    assert hlo_interp.to_text(m) == (
+        "HloModule _, is_scheduled=true, entry_computation_layout={(f32[2,4]{1,0}, f32[2,4]{1,0})->f32[2,4]{1,0}}\n\n"
+        "ENTRY %_ (broadcast: f32[2,4], x: f32[2,4]) -> f32[2,4] {\n"
+        "  %broadcast = f32[2,4]{1,0} parameter(0)\n"
+        "  %x = f32[2,4]{1,0} parameter(1)\n"
+        "  ROOT %multiply = f32[2,4]{1,0} multiply(%broadcast, %x)\n}\n\n")
+    with pytest.raises(hlo_interp.HloError, match="operand %y is not defined"):
+        hlo_interp.parse("a = f32[] add(f32[] %x, %y)")
+
+
+def test_several_modules_split_by_marker():
+    text = ("HloModule first\nENTRY main {\n  ROOT p = f32[2] parameter(0)\n}\n\n// -----\n\n"
+            "HloModule second\nENTRY main {\n  p = s32[3] parameter(0)\n  ROOT n = s32[3] negate(p q)\n}\n")
+    with pytest.raises(hlo_interp.HloError) as ei:
+        hlo_interp.parse_all(text, "two.hlo")
+    assert (ei.value.line, ei.value.column) == (11, 27)  # located in the whole file
+    good = text.replace("negate(p q)", "negate(p)")
+    ms = hlo_interp.parse_all(good)
+    assert [m.name for m in ms] == ["first", "second"]
+    out = hlo_interp.format_text(good)
+    assert out.count("// -----") == 1 and hlo_interp.parse_all(out) == ms
+    with pytest.raises(hlo_interp.HloError, match="a second module"):
+        hlo_interp.parse(good)

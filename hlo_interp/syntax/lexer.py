@@ -163,10 +163,11 @@ class HloLexer(Lexer):
             pending, fa_pending = fa_pending, False
             if typ == "NAME":
                 typ = keywords.get(value, "NAME")
-            elif typ == "ATTR":
-                if value == "frontend_attributes=":
+            elif typ == "ATTR" or typ == "ATTR_NEXT":
+                key = value if typ == "ATTR" else value[1:].lstrip()
+                if key == "frontend_attributes=":
                     fa_pending = True
-                elif value in _RAW_BRACE_ATTRS or depth == fa_level:
+                elif key in _RAW_BRACE_ATTRS or depth == fa_level:
                     # backend_config={...} and frontend attribute values: brace-balanced raw text
                     j = mend
                     while j < end and text[j] in " \t":
@@ -179,7 +180,7 @@ class HloLexer(Lexer):
                         yield t
                         close = _scan_balanced(text, j, end, "{", "}", strings=True)
                         if close < 0:
-                            raise HloError.at(source, j, f"unterminated {value[:-1]} value: no matching '}}'")
+                            raise HloError.at(source, j, f"unterminated {key[:-1]} value: no matching '}}'")
                         raw = text[j:close]
                         t = new(Tok, raw)
                         t.type = "JSON_DICT"

@@ -72,6 +72,7 @@ class _Ctx:
         self.source = source
         self.inline_computations: list[ir.Computation] = []
         self.anon_counter = 0
+        self.last_operand_shapes = None
 
     def builder_inline_computation(self, braces: ir.GBraces, attr: str, ins_name: str) -> str:
         """`to_apply={ ... }`: the instructions become a computation of their own."""
@@ -118,6 +119,28 @@ class _Builder:
         entry = next((x for x in comps if x.is_entry), comps[-1])
         entry.is_entry = True
         m = ir.Module(name=f"module_{entry.name}", computations=comps, has_header=False)
+        return self._finish_module(m)
+
+    def single_instruction(self, c):
+        """A lone instruction (as pasted from a dump): its operands become the entry's parameters,
+        named and shaped as written, like XLA's parser does (module `_`, scheduled)."""
+        r = c[0]
+        ins = r.ins
+        ins.is_root = True
+        defined = {h.name for h in r.hoisted}
+        params = []
+        shapes = ins.operand_shapes or [None] * len(ins.operands)
+        for name, shape in zip(ins.operands, shapes):
+            if name in defined or any(p.name == name for p in params):
+                continue
+            if shape is None:
+                raise self._err_at_loc(ins.loc, f"operand %{name} is not defined: write its shape before "
+                                                f"it (f32[4] %{name}) to make it a parameter")
+            params.append(ir.Instruction(name=name, opcode="parameter", shape=shape,
+                                         parameter_number=len(params), loc=ins.loc))
+        comp = ir.Computation(name="_", instructions=params + r.hoisted + [ins], is_entry=True, loc=ins.loc)
+        self._check_instructions(comp)
+        m = ir.Module(name="_", computations=[comp], attrs={"is_scheduled": True}, has_header=False)
         return self._finish_module(m)
 
     def module(self, c):
@@ -167,7 +190,7 @@ class _Builder:
         return m
 
     def header_attr(self, c):
-        return (c[0], _gval(c[1]))
+        return _attr_triple(c[0], c[1])
 
     def stack_table(self, c):
         return ("table", str(c[0]), c[1:])
@@ -237,13 +260,16 @@ class _Builder:
         return (_strip(c[0][:-1]), c[1])
 
     def comp_attr(self, c):
-        return (c[0], _gval(c[1]))
+        return _attr_triple(c[0], c[1])
 
     # ---- instructions
     def instruction(self, c):
         is_root = c[0] is _ROOT
         name_tok = c[1] if is_root else c[0]
         rhs = c[-1]
+        if name_tok.type == "INSTR_DEF":
+            name = name_tok[:name_tok.index("=")].rstrip()
+            return self._make_instruction(_strip(name), name_tok.start_pos, is_root, rhs)
         return self._make_instruction(_strip(name_tok), name_tok.start_pos, is_root, rhs)
 
     def instruction_attr_name(self, c):
@@ -258,6 +284,9 @@ class _Builder:
         ins = ir.Instruction(name=name, opcode=opcode, shape=shape, operands=operands,
                              literal=literal, parameter_number=param_no, is_root=is_root,
                              loc=self._loc(pos))
+        if opcode not in ("constant", "parameter") and self.ctx.last_operand_shapes is not None:
+            ins.operand_shapes = self.ctx.last_operand_shapes
+        self.ctx.last_operand_shapes = None
         decode_instruction_attrs(ins, attrs, self.ctx)
         return _InstrResult(ins, hoisted)
 
@@ -280,10 +309,17 @@ class _Builder:
         hoisted: list[ir.Instruction] = []
         attrs = []
         param_no = None
+        operand_shapes = None
         for x in c[i + 1:]:
             if x is None:
                 continue
             if isinstance(x, tuple):
+                if x[0] == "ref":
+                    if operand_shapes is None:
+                        operand_shapes = [None] * len(operands)
+                    operand_shapes.append(x[2])
+                    operands.append(x[1])
+                    continue
                 attrs.append(x)
             elif isinstance(x, _Nested):
                 hoisted.extend(x.hoisted)
@@ -298,10 +334,13 @@ class _Builder:
                 param_no = int(x)
             else:
                 operands.append(x)
+            if operand_shapes is not None and len(operand_shapes) < len(operands):
+                operand_shapes.append(None)
         if opcode == "parameter":
             if param_no is None:
                 raise HloError.at(self.ctx.source, op_tok.start_pos,
                                   "parameter needs its number: parameter(0)")
+        self.ctx.last_operand_shapes = operand_shapes
         return (shape, opcode, op_tok.start_pos, operands, None, param_no, attrs, hoisted)
 
     def rhs_fast(self, c):
@@ -336,6 +375,8 @@ class _Builder:
         return ir.GBraces(tuple(items), tuple(commas))
 
     def operand_ref(self, c):
+        if len(c) == 2:
+            return ("ref", _strip(c[1]), c[0])
         return _strip(c[-1])
 
     def operand_int(self, c):
@@ -368,7 +409,7 @@ class _Builder:
         return _Nested(ins, [])
 
     def attr(self, c):
-        return (c[0], _gval(c[1]))
+        return _attr_triple(c[0], c[1])
 
     # ---- generic attribute values
     def int(self, c):
@@ -406,6 +447,7 @@ class _Builder:
         items = []
         commas = []
         pending_comma = False
+        key = None
         for x in c:
             if x is None:
                 continue
@@ -413,8 +455,15 @@ class _Builder:
                 if x.type == "COMMA":
                     pending_comma = True
                     continue
+                if x.type == "ATTR_NEXT":
+                    pending_comma = True
+                    key = _attr_name(x)
+                    continue
                 if x.type == "NAME":
                     x = ir.GName(_strip(x))
+            if key is not None:
+                x = ir.GKeyVal(key, _gval(x) if not isinstance(x, Token) or x.type != "INT" else int(x))
+                key = None
             if items:
                 commas.append(pending_comma)
             pending_comma = False
@@ -441,6 +490,9 @@ class _Builder:
             raise HloError("expected an aliasing entry like {0}: (0, {}, may-alias)",
                            filename=self.ctx.source.filename)
         return ir.GAliasEntry(idx, t.param_number, t.param_index, t.kind)
+
+    def colon_pair(self, c):
+        return ir.GColonPair(c[0], c[1])
 
     def paren_list(self, c):
         return ir.GParen(tuple(_gval(x) for x in c if x is not None))
@@ -482,11 +534,21 @@ class _Builder:
 
     def brackets(self, c):
         items = []
+        key = None
         for x in c:
             if x is None:
                 continue
-            if isinstance(x, Token) and x.type == "NAME":
-                x = ir.GName(_strip(x))
+            if isinstance(x, Token):
+                if x.type == "ATTR_NEXT":
+                    key = _attr_name(x)
+                    continue
+                if x.type == "NAME":
+                    x = ir.GName(_strip(x))
+                elif x.type == "INT":
+                    x = int(x)
+            if key is not None:
+                x = ir.GKeyVal(key, x)
+                key = None
             items.append(x)
         return ir.GBrackets(tuple(items))
 
@@ -663,6 +725,22 @@ def _decode_fast_shape(text: str, pos: int, source: SourceText) -> ir.ArrayShape
     return ir.ArrayShape(et, dims, (False,) * len(dims), layout)
 
 
+def _attr_name(tok) -> str:
+    """The name in an ATTR (`name=`) or ATTR_NEXT (`, name=`) token."""
+    if tok.type == "ATTR_NEXT":
+        return tok[1:-1].lstrip()
+    return tok[:-1]
+
+
+def _attr_triple(tok, value):
+    """(name, offset of the name, value) of an attribute."""
+    name = _attr_name(tok)
+    pos = tok.start_pos
+    if tok.type == "ATTR_NEXT":
+        pos += len(tok) - len(name) - 1
+    return (name, pos, _gval(value))
+
+
 def _alias_of_paren(p) -> Optional[ir.GAliasEntry]:
     """(param_number, {shape index}[, kind]) -> GAliasEntry, or None if it is not of that form."""
     items = p.items if isinstance(p, ir.GParen) else ()
@@ -771,6 +849,40 @@ def parse_module(text: str, filename: str = "<string>") -> ir.Module:
     return m
 
 
+SPLIT_MARKER = "// -----"
+_SPLIT = re.compile(r"^// -----[ \t]*$", re.M)
+
+
+def parse_modules(text: str, filename: str = "<string>") -> list[ir.Module]:
+    """Parse a text of one or more modules separated by `// -----` lines (hlo-opt
+    --split-input-file style).  Locations stay those of the whole text."""
+    text = strip_log_prefixes(text)
+    source = SourceText(text, filename)
+    cuts = [m.start() for m in _SPLIT.finditer(text)]
+    if not cuts:
+        m = _parse(source, "hlo")
+        m.filename = filename
+        return [m]
+    bounds = []
+    start = 0
+    for c in cuts:
+        bounds.append((start, c))
+        start = text.index("\n", c) + 1 if "\n" in text[c:] else len(text)
+    bounds.append((start, len(text)))
+    modules = []
+    for a, b in bounds:
+        chunk = re.sub(r"//[^\n]*|/\*.*?\*/", "", text[a:b], flags=re.S)
+        if not chunk.strip():
+            continue
+        m = _parse(source, "hlo", a, b)
+        m.filename = filename
+        modules.append(m)
+    if not modules:
+        raise HloError("empty input: expected an HloModule or a computation", filename=filename,
+                       line=1, column=1, source_line=source.line_text(1))
+    return modules
+
+
 def _parse_literal_tree(source: SourceText, start: int, end: int):
     """Parse source.text[start:end] with the `literal` rule (called while a module is being parsed)."""
     return _run(source, "literal", start, end)
@@ -804,17 +916,17 @@ def parse_shape(text: str) -> ir.Shape:
     return _parse(SourceText(text, "<shape>"), "shape")
 
 
-def _parse(source: SourceText, start: str):
+def _parse(source: SourceText, start: str, begin: int = 0, end: int | None = None):
     ctx = _Ctx(source)
     _BUILDER.ctx = ctx
-    if not source.text.strip():
+    if not source.text[begin:end].strip():
         raise HloError("empty input: expected an HloModule or a computation", filename=source.filename,
                        line=1, column=1, source_line="")
     import gc
     gc_was_enabled = gc.isenabled()
     gc.disable()  # the IR is acyclic-heavy allocation; collections during a parse only cost time
     try:
-        return _run(source, start)
+        return _run(source, start, begin, end)
     except HloError:
         raise
     except VisitError as e:  # an error raised inside a callback
@@ -842,7 +954,8 @@ _TERMINAL_WORDS = {
     "DIM_LEVELS": "D(...)", "LAYOUT_FN": "a layout item", "SPLIT_OPEN": "SC(", "PHYSICAL_OPEN": "P(",
     "BUFFER_OPEN": "b(", "ARROW": "'->'", "LE": "'<='", "DOTS": "'...'", "$END": "end of input",
     "SHAPE_FAST": "a shape such as f32[4]", "OP_CALL_FAST": "an instruction such as add(%a, %b)",
-    "INTS_FAST": "'{'", "KV_FAST": "'{'", "COMMA": "','",
+    "INTS_FAST": "'{'", "KV_FAST": "'{'", "COMMA": "','", "INSTR_DEF": "an instruction (name = ...)",
+    "ATTR_NEXT": "', name='",
 }
 
 
@@ -895,6 +1008,13 @@ def _syntax_error(source: SourceText, e: UnexpectedInput) -> HloError:
             if m:
                 return HloError.at(source, m.start(), f"'{m.group()}' is not an element type "
                                                       "(pred, s8..s64, u8..u64, f16, bf16, f32, f64, c64, ...)")
+        if tok.type == "ATTR_NEXT":
+            name = _attr_name(tok)
+            pos = tok.start_pos + len(tok) - len(name) - 1
+            msg = f"expected {_describe_expected(e.expected)}, found attribute '{name}='"
+            if "RPAR" in e.expected:
+                msg += " (attributes come after the closing ')', and nested instructions take none)"
+            return HloError.at(source, pos, msg)
         msg = f"expected {_describe_expected(e.expected)}, found {_describe_token(tok)}"
         hint = _hint(source, tok, e.expected)
         if hint:
@@ -910,10 +1030,12 @@ def _syntax_error(source: SourceText, e: UnexpectedInput) -> HloError:
 
 def _hint(source: SourceText, tok, expected) -> str:
     text = source.text
+    if tok.type == "HLOMODULE":
+        return "a second module: separate modules with a '// -----' line (hlo_interp.parse_all)"
     if tok.type == "OP_CALL_FAST" and "PRIMITIVE_TYPE" in expected:
         return "a nested instruction needs its shape: add(f32[] sqrt(%x), %y)"
-    if tok.type == "NAME" and "ATTR" in expected:
-        rest = text[tok.start_pos + len(tok):tok.start_pos + len(tok) + 3]
+    if tok.type in ("NAME", "INSTR_DEF") and "ATTR" in expected:
+        rest = text[tok.start_pos + len(tok.split("=")[0]):][:3]
         if rest.lstrip().startswith("="):
             return "no space is allowed between an attribute name and '='"
     if tok.type == "ATTR" and any(text[tok.start_pos:].startswith(k) for k in ()):

@@ -284,6 +284,8 @@ def generic(v: Any) -> str:
     if isinstance(v, ir.GParen):
         return "(" + ",".join(generic(x) for x in v.items) + ")" + (
             "" if v.axes is None else " " + generic(v.axes))
+    if isinstance(v, ir.GColonPair):
+        return f"{generic(v.left)} : {generic(v.right)}"
     if isinstance(v, ir.GShapedValue):
         return shape_text(v.shape) + " " + generic(v.value)
     if isinstance(v, ir.GParenIota):
