@@ -117,7 +117,7 @@ def test_several_modules_split_by_marker():
             "HloModule second\nENTRY main {\n  p = s32[3] parameter(0)\n  ROOT n = s32[3] negate(p q)\n}\n")
     with pytest.raises(hlo_interp.HloError) as ei:
         hlo_interp.parse_all(text, "two.hlo")
-    assert (ei.value.line, ei.value.column) == (11, 27)  # located in the whole file
+    assert (ei.value.line, ei.value.column) == (11, 28)  # located in the whole file
     good = text.replace("negate(p q)", "negate(p)")
     ms = hlo_interp.parse_all(good)
     assert [m.name for m in ms] == ["first", "second"]
