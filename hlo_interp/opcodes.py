@@ -98,11 +98,11 @@ _op("scan", VARIADIC, "dimensions:ints! num_carries:int! is_reverse:bool is_asso
                       "to_apply:comp!", family="reduce")
 _DOT = ("lhs_batch_dims:ints lhs_contracting_dims:ints rhs_batch_dims:ints rhs_contracting_dims:ints "
         "operand_precision:enums algorithm:enum sparsity:raw")
-_op("dot", VARIADIC, _DOT, family="dot")
+_op("dot", 2, _DOT, family="dot")  # older sparse dots have a third (metadata) operand: see sparsity
 _op("scaled-dot", 4, _DOT, family="dot")
 _op("ragged-dot", 3, _DOT + " lhs_ragged_dims:ints rhs_group_dims:ints", family="dot")
 _op("convolution", VARIADIC, "window:window dim_labels:dim_labels! feature_group_count:int "
-                             "batch_group_count:int operand_precision:enums conv_kind:enum",
+                             "batch_group_count:int operand_precision:enums convolution_kind:enum conv_kind:enum",
     family="dot")
 _op("fft", 1, "fft_type:enum! fft_length:ints!", family="linalg")
 _op("triangular-solve", 2, "left_side:bool lower:bool unit_diagonal:bool transpose_a:enum", family="linalg")
@@ -135,7 +135,8 @@ _op("after-all", VARIADIC, family="control")
 _op("add-dependency", 2, family="control")
 _op("async-start", VARIADIC, "calls:comp! async_execution_thread:string output_to_operand_aliasing:alias_compact",
     family="async")
-_op("async-update async-done", 1, "calls:comp async_execution_thread:string", family="async")
+_op("async-update", VARIADIC, "calls:comp async_execution_thread:string", family="async")
+_op("async-done", 1, "calls:comp async_execution_thread:string", family="async")
 _op("copy-start", 1, "cross_program_prefetch_index:int", family="async")
 _op("copy-done", 1, family="async")
 
