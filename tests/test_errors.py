@@ -32,6 +32,8 @@ CASES = [
     ("unclosed-operands", body(P, "ROOT a = f32[4]{0} add(p, p"), 6, 1, "found '}'"),
     ("unclosed-computation", "HloModule m\nENTRY e {\n  ROOT p = f32[] parameter(0)\n", 3, 29,
      "unexpected end of input"),
+    ("name-starts-with-digit", body("%1x = f32[4] parameter(0)"), 4, 3,
+     "a name must start with a letter or '_'"),
     ("unknown-type", body("p = f33[4] parameter(0)"), 4, 7, "'f33' is not an element type"),
     ("bad-dim", body("p = f32[4x] parameter(0)"), 4, 11, "unexpected '4x'"),
     ("negative-dims-word", body("p = f32[a] parameter(0)"), 4, 11, "expected"),

@@ -43,6 +43,7 @@ import time  # noqa: E402
 import traceback  # noqa: E402
 import warnings  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
+import functools  # noqa: E402
 from functools import partial  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any, Callable, Optional  # noqa: E402
@@ -170,8 +171,14 @@ def _materialize(c: Case) -> list:
 
 
 def _named(fn: Callable, name: str) -> Callable:
+    """`fn` renamed to `name` (the HLO module becomes jit_<name>); keeps its signature, so JAX still
+    names the parameters after the Python arguments."""
     def wrapper(*a):
         return fn(*a)
+    try:
+        functools.update_wrapper(wrapper, fn)
+    except Exception:  # noqa: BLE001
+        pass
     wrapper.__name__ = name
     wrapper.__qualname__ = name
     return wrapper
@@ -1016,6 +1023,38 @@ def _cases_collectives() -> None:
         sh("f32[8,8]", None, "x"), sh("f32[16,8]", "x", None))
 
 
+def _cases_foreign() -> None:
+    family("other-platform lowering")
+    # HLO that JAX emits only when lowering for GPU/TPU (no compile here: before text only)
+    L = jnp.linalg
+    add("tpu_linalg_cholesky", L.cholesky, "f32[4,4]", platforms=("tpu",))
+    add("tpu_linalg_triangular_solve", lambda a, b: lax.linalg.triangular_solve(
+        a, b, left_side=True, lower=True, transpose_a=True), "f32[4,4]", "f32[4,2]",
+        platforms=("tpu",))
+    add("cuda_linalg_triangular_solve_c64", lambda a, b: lax.linalg.triangular_solve(
+        a, b, left_side=False, lower=False, conjugate_a=True), "c64[3,3]", "c64[2,3]",
+        platforms=("cuda",))
+    add("tpu_linalg_qr", L.qr, "f32[5,3]", platforms=("tpu",))
+    add("tpu_linalg_eigh", L.eigh, "f32[4,4]", platforms=("tpu",))
+    add("tpu_linalg_svd", L.svd, "f32[4,3]", platforms=("tpu",))
+    add("tpu_linalg_lu", lax.linalg.lu, "f32[4,4]", platforms=("tpu",))
+    add("cuda_linalg_cholesky", L.cholesky, "f32[4,4]", platforms=("cuda",))
+    add("cuda_linalg_eigh", L.eigh, "f32[4,4]", platforms=("cuda",))
+    add("tpu_approx_max_k", lambda x: lax.approx_max_k(x, 4), "f32[4,128]", platforms=("tpu",))
+    add("tpu_random_normal", lambda k: jax.random.normal(k, (8,)), "u32[2]", platforms=("tpu",))
+    add("cuda_dot_product_attention_xla", lambda q, k, v: jax.nn.dot_product_attention(
+        q, k, v, implementation="xla"), "f16[2,8,2,16]", "f16[2,8,2,16]", "f16[2,8,2,16]",
+        platforms=("cuda",))
+    add("tpu_ragged_dot", lambda a, b, g: lax.ragged_dot(a, b, g), "f32[8,4]", "f32[2,4,3]",
+        "s32[2]", platforms=("tpu",))
+    add("cuda_ragged_dot_bf16", lambda a, b, g: lax.ragged_dot(
+        a, b, g, preferred_element_type=jnp.float32), "bf16[16,8]", "bf16[4,8,6]", "s32[4]",
+        platforms=("cuda",))
+    add("cuda_grad_transformer_block", jax.grad(lambda p, x: _transformer_block(p, x).mean()),
+        lambda: [_tb_params(), jax.ShapeDtypeStruct((2, 8, 16), jnp.float32)],
+        platforms=("cuda",))
+
+
 def build_cases() -> None:
     if CASES:
         return
@@ -1031,6 +1070,7 @@ def build_cases() -> None:
     _cases_control()
     _cases_nn()
     _cases_collectives()
+    _cases_foreign()
     # a few more programs whose XLA dumps we keep
     for n in ["sort_multi_operand_numkeys2", "random_threefry_normal", "fft_rfft2_f32",
               "linalg_qr", "while_loop_tuple_carry"]:

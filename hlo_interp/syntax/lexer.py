@@ -17,6 +17,8 @@ from lark.lexer import Lexer
 
 from ..diagnostics import HloError, SourceText
 
+MAX_NESTING = 500  # XLA's HloParserOptions max_recursion_depth
+
 # Terminals that are skipped.
 _IGNORED = ("WS", "BLOCK_COMMENT", "LINE_COMMENT")
 
@@ -122,6 +124,11 @@ class HloLexer(Lexer):
         self.rpar = next((str(t.name) for t in puncts if t.pattern.value == ")"), None)
         self.rbrace = next((str(t.name) for t in puncts if t.pattern.value == "}"), None)
         self.terminal_names = {t.name for t in terminals}
+        by_value = {t.pattern.value: str(t.name) for t in puncts}
+        self.openers = frozenset(by_value[v] for v in "([{" if v in by_value) | {
+            n for n in ("LAYOUT_OPEN", "TILE_OPEN", "SPLIT_OPEN", "PHYSICAL_OPEN", "BUFFER_OPEN",
+                        "LAYOUT_FN", "OPCODE_CONSTANT") if n in self.terminal_names}
+        self.closers = frozenset(by_value[v] for v in ")]}" if v in by_value)
 
     def lex(self, lexer_state, parser_state) -> Iterator[Token]:
         inp: LexInput = lexer_state.text
@@ -142,6 +149,9 @@ class HloLexer(Lexer):
         depth = 0
         fa_pending = False
         fa_level = -1
+        nest = 0  # (, [ and { open now: XLA's parser refuses more than MAX_NESTING
+        openers = self.openers
+        closers = self.closers
         while pos < end:
             ch = text[pos]
             if ch in " \t\r\n\f":
@@ -160,6 +170,12 @@ class HloLexer(Lexer):
                 pos = mend
                 continue
             value = m.group()
+            if typ in openers:
+                nest += 1
+                if nest > MAX_NESTING:
+                    raise HloError.at(source, pos, f"nesting deeper than {MAX_NESTING} levels")
+            elif typ in closers:
+                nest -= 1
             pending, fa_pending = fa_pending, False
             if typ == "NAME":
                 typ = keywords.get(value, "NAME")
@@ -332,6 +348,8 @@ def _lex_error(source: SourceText, pos: int, end: int) -> HloError:
         return HloError.at(source, pos, "unterminated comment: '/*' without '*/'")
     if ch in "\"'":
         return HloError.at(source, pos, "unterminated string")
+    if ch == "%":
+        return HloError.at(source, pos, "a name must start with a letter or '_' (as in XLA)")
     word = re.match(r"[\w.-]+", text[pos:pos + 80])
     if word and len(word.group()) > 1:
         return HloError.at(source, pos, f"unexpected '{word.group()}': not a name, number or keyword")

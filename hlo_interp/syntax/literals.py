@@ -56,6 +56,8 @@ def int_range(et) -> tuple[int, int]:
 
 
 def parse_literal_body(body: str, offset: int, shape: ir.Shape, source: SourceText) -> ir.Literal:
+    if body.count("{") > 500 and re.search(r"\{{501}", body.replace(" ", "")):
+        raise HloError.at(source, offset, "literal nested deeper than 500 levels")
     stripped = body.strip()
     if stripped in ("{...}", "..."):
         return ir.Literal(shape, None)
