@@ -12,7 +12,8 @@ from typing import Union
 from . import ir
 from .diagnostics import HloError
 
-__all__ = ["parse", "parse_all", "parse_file", "to_text", "format_text", "HloError", "ir", "__version__"]
+__all__ = ["parse", "parse_all", "parse_file", "to_text", "format_text", "check", "run", "HloError", "ir",
+           "__version__"]
 __version__ = "0.1.0"
 
 
@@ -50,3 +51,18 @@ def format_text(text: str, filename: str = "<string>", **options) -> str:
     """Canonical text of every module in `text` (modules separated by `// -----` stay so)."""
     from .syntax.parser import SPLIT_MARKER
     return (SPLIT_MARKER + "\n\n").join(to_text(m, **options) for m in parse_all(text, filename))
+
+
+def check(module: ir.Module, **options):
+    """Verify a module as XLA's HloVerifier would; returns the findings (a list, empty when valid)."""
+    from .shapes.verify import check as _check
+    return _check(module, **options)
+
+
+def run(module: Union[ir.Module, str], *args, **options):
+    """Execute the entry computation on NumPy arrays; returns the leaves of the result as a list of
+    arrays (a non-tuple result is a one-element list)."""
+    from .evaluator import run as _run
+    if isinstance(module, str):
+        module = parse(module)
+    return _run(module, *args, **options)

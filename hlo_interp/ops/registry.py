@@ -1,0 +1,64 @@
+"""The evaluator's registry: opcode -> kernel builder.
+
+A kernel builder is called ONCE per instruction when a computation is turned into a plan, with the
+instruction (decoded attributes in `ins.attrs`) and the evaluator context; it returns a closure that is
+called each time the instruction executes, with the operand values in operand order:
+
+    @kernel("pad")
+    def _pad(ins: ir.Instruction, ctx: "EvalContext"):
+        low, high, interior = ...            # decode attributes once
+        def run(x, v):
+            return pad(x, v, low=low, high=high, interior=interior)
+        return run
+
+Values are NumPy arrays (0-d for scalars, of the instruction's element type: ml_dtypes types for bf16/f8,
+np.bool_ for pred), Python tuples of values for tuple shapes, and `TOKEN` for tokens.  The plain
+functions that do the work (`pad(...)` above) live next to the builder, take arrays and decoded
+attributes, and know nothing about instructions.
+
+An opcode with no kernel fails with `unsupported opcode 'X' (line N)` (`unsupported`), never silently.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..diagnostics import HloError
+
+KERNELS: dict[str, Callable] = {}
+
+
+class _Token:
+    """The value of a token-typed instruction (after-all, parameter of type token, ...)."""
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "TOKEN"
+
+
+TOKEN = _Token()
+
+
+def kernel(*opcodes: str) -> Callable[[Callable], Callable]:
+    """Register a kernel builder for one or more opcodes."""
+    def deco(fn: Callable) -> Callable:
+        for op in opcodes:
+            if op in KERNELS and KERNELS[op] is not fn:
+                raise RuntimeError(f"two kernels registered for {op!r}")
+            KERNELS[op] = fn
+        return fn
+    return deco
+
+
+def unsupported(ins: Any, what: str = "") -> HloError:
+    """The error for an opcode (or an opcode's variant) the evaluator does not implement."""
+    line = ins.loc.line if getattr(ins, "loc", None) is not None else "?"
+    msg = f"unsupported opcode '{ins.opcode}' (line {line})" + (f": {what}" if what else "")
+    return error_at(ins, msg)
+
+
+def error_at(ins: Any, message: str) -> HloError:
+    """An HloError located at an instruction (for run-time failures: bad indices, guards, ...)."""
+    loc = getattr(ins, "loc", None)
+    if loc is not None:
+        return HloError.at(loc._source, loc.offset, message)
+    return HloError(message)
