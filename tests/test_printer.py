@@ -43,8 +43,12 @@ def test_nested_instructions_are_hoisted():
                          "  ROOT a = f32[4] add(f32[4] negate(x), f32[4] constant({1,2,3,4}))\n}\n")
     ops = [i.opcode for i in m.entry.instructions]
     assert ops == ["parameter", "negate", "constant", "add"]
-    assert m.entry.root.operands == ["negate.anon", "constant.anon2"]
+    assert m.entry.root.operands == ["negate.anon", "constant.anon"]
     assert hlo_interp.parse(hlo_interp.to_text(m)) == m
+    # XLA's names for repeated nested opcodes: negate.anon, negate.anon.1, ...
+    m = hlo_interp.parse("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n"
+                         "  ROOT a = f32[4] add(f32[4] negate(x), f32[4] negate(x))\n}\n")
+    assert m.entry.root.operands == ["negate.anon", "negate.anon.1"]
 
 
 def test_inline_computation_becomes_a_computation():
@@ -59,9 +63,27 @@ ENTRY e {
   }
 }
 """)
-    assert [c.name for c in m.computations] == ["r.to_apply", "e"]
-    assert m.entry.root.attrs["to_apply"] == "r.to_apply"
+    # XLA names inline computations `_`, `_.1`, ...
+    assert [c.name for c in m.computations] == ["_", "e"]
+    assert m.entry.root.attrs["to_apply"] == "_"
     assert hlo_interp.parse(hlo_interp.to_text(m)) == m
+
+
+def test_string_escapes_like_absl():
+    m = hlo_interp.parse('HloModule m\nENTRY e {\n  ROOT t = token[] after-all(), '
+                         'frontend_attributes={k="\\x01\\x02b\\101\\n"}\n}\n')
+    # \x takes every hex digit that follows (\x02b is '+'), octal up to three digits
+    assert m.entry.root.attrs["frontend_attributes"] is not None
+    text = hlo_interp.to_text(m)
+    assert '\\001+A\\n' in text, text
+    with pytest.raises(hlo_interp.HloError, match="exceeds 0xff"):
+        hlo_interp.parse('HloModule m\nENTRY e {\n  ROOT t = token[] after-all(), '
+                         'frontend_attributes={k="\\x100"}\n}\n')
+
+
+def test_c64_flt_max_prints_so_that_xla_reads_it_back():
+    m = hlo_interp.parse("HloModule m\nENTRY e {\n  ROOT c = c64[] constant((3.4028234663852886e+38, -1))\n}\n")
+    assert "constant((3.4028234663852886e+38, -1))" in hlo_interp.to_text(m)
 
 
 def test_headerless_and_log_pasted_input():

@@ -16,6 +16,14 @@ np.bool_ for pred), Python tuples of values for tuple shapes, and `TOKEN` for to
 functions that do the work (`pad(...)` above) live next to the builder, take arrays and decoded
 attributes, and know nothing about instructions.
 
+The context `ctx` (built by hlo_interp/evaluator.py) offers:
+    ctx.module                      the ir.Module
+    ctx.call(name) -> callable      the compiled plan of computation `name`: f(*values) -> value
+                                    (use it for to_apply=, calls=, condition=, body=, branches)
+    ctx.options                     run options: .max_bytes, .max_iterations, .fake_constants
+    ctx.check_alloc(ins, shape)     raise a located HloError if `shape` would exceed max_bytes
+Kernels raise `error_at(ins, message)` for run-time failures; never a bare exception.
+
 An opcode with no kernel fails with `unsupported opcode 'X' (line N)` (`unsupported`), never silently.
 """
 from __future__ import annotations

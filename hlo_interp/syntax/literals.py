@@ -375,13 +375,25 @@ def _nan_text(v, type_name: str) -> str:
     return s
 
 
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def _c64_part(x) -> str:
+    """XLA prints a c64 part of magnitude FLT_MAX as 3.40282347e+38, which its own parser then refuses
+    (it range-checks c64 parts as doubles); we print 17 digits there, which reads back exactly."""
+    if abs(float(x)) == _F32_MAX:
+        return repr(float(x))
+    return format_float(x, "f32")
+
+
 def format_element(v, et) -> str:
     kind = et.kind
     if kind == "float":
         return format_float(v, et.name)
     if kind == "complex":
-        real = "f32" if et.name == "c64" else "f64"
-        return f"({format_float(v.real, real)}, {format_float(v.imag, real)})"
+        if et.name == "c64":
+            return f"({_c64_part(v.real)}, {_c64_part(v.imag)})"
+        return f"({format_float(v.real, 'f64')}, {format_float(v.imag, 'f64')})"
     if kind == "pred":
         return "true" if v else "false"
     return str(int(v))

@@ -71,7 +71,7 @@ class _Ctx:
     def __init__(self, source: SourceText):
         self.source = source
         self.inline_computations: list[ir.Computation] = []
-        self.anon_counter = 0
+        self.anon_counts: dict[str, int] = {}
         self.last_operand_shapes = None
 
     def builder_inline_computation(self, braces: ir.GBraces, attr: str, ins_name: str) -> str:
@@ -85,6 +85,32 @@ class _Ctx:
         _BUILDER._check_instructions(comp)
         self.inline_computations.append(comp)
         return name
+
+
+def _name_inline_computations(inline: list[ir.Computation], named: list[ir.Computation]) -> None:
+    """XLA names `to_apply={...}` computations `_`, `_.1`, `_.2`, ... (skipping names in use);
+    rename ours so and update the instructions that call them."""
+    from ..opcodes import schema_for
+    taken = {c.name for c in named}
+    renames: dict[str, str] = {}
+    n = 0
+    for comp in inline:
+        while True:
+            cand = "_" if n == 0 else f"_.{n}"
+            n += 1
+            if cand not in taken:
+                break
+        renames[comp.name] = cand
+        comp.name = cand
+    for comp in inline + named:
+        for ins in comp.instructions:
+            kinds = {a.name: a.kind for a in schema_for(ins.opcode)[0]}
+            for key, val in list(ins.attrs.items()):
+                kind = kinds.get(key)
+                if kind == "comp" and val in renames:
+                    ins.attrs[key] = renames[val]
+                elif kind == "comps" and isinstance(val, (list, tuple)):
+                    ins.attrs[key] = type(val)(renames.get(v, v) for v in val)
 
 
 def _strip(name: str) -> str:
@@ -174,6 +200,7 @@ class _Builder:
                                         ("is_scheduled", "input_output_alias", "buffer_donor",
                                          "alias_passthrough_params"))
         if self.ctx.inline_computations:
+            _name_inline_computations(self.ctx.inline_computations, m.computations)
             m.computations = self.ctx.inline_computations + m.computations
         entries = [x for x in m.computations if x.is_entry]
         if len(entries) > 1:
@@ -383,8 +410,11 @@ class _Builder:
         return c[0]
 
     def _anon_name(self, opcode: str) -> str:
-        self.ctx.anon_counter += 1
-        return f"{opcode}.anon{'' if self.ctx.anon_counter == 1 else self.ctx.anon_counter}"
+        """XLA's name for a nested operand: `<opcode>.anon`, then `.1`, `.2`, ... per name."""
+        base = f"{opcode}.anon"
+        n = self.ctx.anon_counts.get(base, 0)
+        self.ctx.anon_counts[base] = n + 1
+        return base if n == 0 else f"{base}.{n}"
 
     def operand_nested(self, c):
         shape = c[0] if isinstance(c[0], (ir.ArrayShape, ir.TupleShape, ir.BufferShape)) else None
@@ -791,7 +821,9 @@ def _int_tuple(braces, ctx) -> tuple[int, ...]:
     return tuple(items)
 
 
-_ESCAPES = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)", re.S)
+# absl::CUnescape: `\x` takes ALL the hex digits that follow (the value must fit in a byte), an octal
+# escape up to three digits, `\u` four and `\U` eight hex digits (a code point).
+_ESCAPES = re.compile(r"\\(x[0-9a-fA-F]+|[0-7]{1,3}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", re.S)
 _SIMPLE_ESC = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'", "a": "\a", "b": "\b",
                "f": "\f", "v": "\v", "?": "?"}
 
@@ -804,10 +836,16 @@ def _unescape(tok: str, ctx, pos: int) -> str:
 
     def rep(m):
         e = m.group(1)
-        if e[0] == "x":
-            return chr(int(e[1:], 16))
+        if e[0] in "xuU" and len(e) > 1:
+            v = int(e[1:], 16)
+            if e[0] == "x" and v > 0xFF or v > 0x10FFFF:
+                raise HloError.at(ctx.source, pos, f"value of '\\{e}' exceeds {'0xff' if e[0] == 'x' else 'U+10FFFF'}")
+            return chr(v)
         if e[0] in "01234567":
-            return chr(int(e, 8))
+            v = int(e, 8)
+            if v > 0xFF:
+                raise HloError.at(ctx.source, pos, f"value of '\\{e}' exceeds 0xff")
+            return chr(v)
         if e in _SIMPLE_ESC:
             return _SIMPLE_ESC[e]
         raise HloError.at(ctx.source, pos, f"invalid escape sequence '\\{e}' in string")
