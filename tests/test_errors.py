@@ -112,3 +112,19 @@ def test_enough_malformed_cases():
 
 def test_reference_module_parses():
     assert hlo_interp.parse(OK).entry.root.opcode == "add"
+
+
+def test_nesting_guard_counts_only_open_brackets():
+    # 600 constants and tiled layouts in a row are not nesting (the guard once leaked on constant(...))
+    lines = [f"  k{i} = f32[2]{{0:T(128)}} constant({{1, 2}})" for i in range(600)]
+    text = "HloModule m\n\nENTRY e {\n" + "\n".join(lines) + "\n  ROOT r = f32[2]{0} copy(k0)\n}\n"
+    assert len(hlo_interp.parse(text).entry.instructions) == 601
+
+
+@pytest.mark.parametrize("opener,closer", [("(", ")"), ("{", "}")])
+def test_nesting_deeper_than_xla_allows_is_refused(opener, closer):
+    shape = opener * 501 + "f32[]" + closer * 501 if opener == "(" else "f32[]"
+    lit = "1" if opener == "(" else opener * 501 + "1" + closer * 501
+    text = f"HloModule m\nENTRY e {{\n  ROOT p = {shape} constant({lit})\n}}\n"
+    with pytest.raises(HloError, match="nest"):
+        hlo_interp.parse(text)

@@ -230,6 +230,7 @@ class HloLexer(Lexer):
                 t.value = body
                 t.start_pos = mend
                 yield t
+                nest -= 1  # the `(` of constant( is closed here
                 t = new(Tok, ")")
                 t.type = self.rpar
                 t.value = ")"
