@@ -445,6 +445,8 @@ def _d_metadata(v):
             val = tuple(x.text if isinstance(x, ir.GName) else x for x in val.items)
         elif isinstance(val, ir.GName):
             val = ir.GName(val.text)
+        elif val is None:
+            raise _Bad(f"metadata item {it.key}= has no value")
         out[it.key] = val
     return out
 

@@ -22,6 +22,12 @@ The context `ctx` (built by hlo_interp/evaluator.py) offers:
                                     (use it for to_apply=, calls=, condition=, body=, branches)
     ctx.options                     run options: .max_bytes, .max_iterations, .fake_constants
     ctx.check_alloc(ins, shape)     raise a located HloError if `shape` would exceed max_bytes
+    ctx.call(name, ins=None)        (ins: locates a missing-computation error)
+    ctx.operand_shapes(ins)         the shapes of ins's operands (while building)
+    ctx.num_parameters(name, ins)   parameter count of a called computation
+    ctx.computation(name, ins)      the ir.Computation
+A closure may carry `inline` (a function of the operand expressions returning a Python expression)
+or `const` (its value, bound once) to cost nothing per run.
 Kernels raise `error_at(ins, message)` for run-time failures; never a bare exception.
 
 An opcode with no kernel fails with `unsupported opcode 'X' (line N)` (`unsupported`), never silently.

@@ -1,0 +1,617 @@
+"""`hlo-run`: execute an HLO module on NumPy inputs, print, save and compare its results.
+
+Argument handling and presentation only; the work is `hlo_interp.evaluator`.  Exit status: 0 ok, 1 the
+results differ from --compare, 2 usage or input error (including a module that cannot run), 130
+interrupted.  NumPy and rich are imported only when needed, so `--help` and errors stay quick.
+"""
+from __future__ import annotations
+
+import ast
+import io
+import os
+import re
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+from typing import Any, Optional
+
+import click
+
+from . import __version__
+from .diagnostics import HloError
+
+EXIT_OK, EXIT_MISMATCH, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class InputError(Exception):
+    """A problem with the command's files or options (not located in the module)."""
+
+
+# --------------------------------------------------------------------------------------------------
+# .npy / .npz reading and writing (ml_dtypes-aware)
+
+def _parse_npy(data: bytes, name: str):
+    """Our own reader for .npy bytes NumPy refuses (e.g. np.save's '<f1' for float8_e5m2): an array of
+    raw bytes (|Vn) that the evaluator then views as the parameter's type."""
+    import numpy as np
+    if data[:6] != b"\x93NUMPY" or len(data) < 10:
+        raise InputError(f"{name}: not a NumPy .npy array")
+    major = data[6]
+    if major == 1:
+        hlen, start = int.from_bytes(data[8:10], "little"), 10
+    else:
+        hlen, start = int.from_bytes(data[8:12], "little"), 12
+    try:
+        header = ast.literal_eval(data[start:start + hlen].decode("latin1"))
+        descr, fortran, shape = header["descr"], header["fortran_order"], tuple(header["shape"])
+    except (ValueError, SyntaxError, KeyError, TypeError):
+        raise InputError(f"{name}: damaged .npy header") from None
+    try:
+        dtype = np.dtype(descr)
+    except TypeError:
+        m = re.fullmatch(r"[<>|=]?[a-zA-Z](\d+)", str(descr))
+        if not m:
+            raise InputError(f"{name}: unknown element type {descr!r}") from None
+        dtype = np.dtype(f"V{m.group(1)}")
+    if dtype.hasobject:
+        raise InputError(f"{name}: arrays of Python objects are not accepted")
+    count = 1
+    for d in shape:
+        count *= d
+    body = data[start + hlen:]
+    if len(body) < count * dtype.itemsize:
+        raise InputError(f"{name}: file is truncated")
+    arr = np.frombuffer(body, dtype=dtype, count=count)
+    return arr.reshape(shape, order="F" if fortran else "C")
+
+
+def _load_npy_bytes(data: bytes, name: str):
+    import numpy as np
+    try:
+        return np.load(io.BytesIO(data), allow_pickle=False)
+    except ValueError as e:
+        if "pickle" in str(e).lower():
+            raise InputError(f"{name}: arrays of Python objects are not accepted") from None
+        return _parse_npy(data, name)
+
+
+def load_input_file(path: str) -> "dict[str, Any] | Any":
+    """A .npy file -> an array; a .npz file -> {key: array}."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory") from None
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror}") from None
+    if data[:4] == b"PK\x03\x04" or data[:4] == b"PK\x05\x06":
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as z:
+                out = {}
+                for member in z.namelist():
+                    key = member[:-4] if member.endswith(".npy") else member
+                    out[key] = _load_npy_bytes(z.read(member), f"{path}[{key}]")
+                return out
+        except (zipfile.BadZipFile, OSError, EOFError) as e:
+            raise InputError(f"{path}: damaged .npz file ({e})") from None
+    if data[:6] == b"\x93NUMPY":
+        return _load_npy_bytes(data, path)
+    raise InputError(f"{path}: not a NumPy .npy or .npz file")
+
+
+def _npy_bytes(a) -> bytes:
+    """.npy bytes; ml_dtypes types get their name as descr so that np.load (with ml_dtypes imported)
+    gives back the real dtype instead of raw bytes."""
+    import numpy as np
+    a = np.asarray(a)
+    buf = io.BytesIO()
+    descr = np.lib.format.dtype_to_descr(a.dtype)
+    try:
+        roundtrips = np.dtype(descr) == a.dtype
+    except TypeError:
+        roundtrips = False
+    if roundtrips:
+        np.lib.format.write_array(buf, a, allow_pickle=False)
+    else:
+        np.lib.format.write_array_header_1_0(
+            buf, {"descr": a.dtype.name, "fortran_order": False, "shape": a.shape})
+        buf.write(np.ascontiguousarray(a).tobytes())
+    return buf.getvalue()
+
+
+def _write_atomic_bytes(path: Path, writer) -> None:
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent or "."))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            writer(f)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def save_results(path: str, leaves: list) -> None:
+    """Write the result leaves: .npz with out0, out1, ... or .npy for a single leaf (atomically)."""
+    p = Path(path)
+    if p.suffix.lower() == ".npy":
+        data = _npy_bytes(leaves[0])
+        _write_atomic_bytes(p, lambda f: f.write(data))
+        return
+
+    def write(f):
+        with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as z:
+            for k, a in enumerate(leaves):
+                z.writestr(f"out{k}.npy", _npy_bytes(a))
+    _write_atomic_bytes(p, write)
+
+
+# --------------------------------------------------------------------------------------------------
+# Inputs for the entry's parameters
+
+def _leaf_paths(shape, prefix: str) -> list:
+    from . import ir
+    if isinstance(shape, ir.TupleShape):
+        out = []
+        for k, s in enumerate(shape.elements):
+            out.extend(_leaf_paths(s, f"{prefix}.{k}"))
+        return out
+    return [prefix]
+
+
+def _assemble(shape, get, prefix: str):
+    from . import ir
+    from .ops.registry import TOKEN
+    if isinstance(shape, ir.TupleShape):
+        return tuple(_assemble(s, get, f"{prefix}.{k}") for k, s in enumerate(shape.elements))
+    if isinstance(shape, ir.ArrayShape) and shape.element_type.dtype is None:
+        return TOKEN
+    return get(prefix)
+
+
+def gather_inputs(files: list[str], params: list) -> list:
+    """Arguments for the entry's parameters from .npy files (one per parameter, in order) or one .npz
+    (keys arg0, arg1, ... or the parameter names; a tuple parameter's leaves as arg0.0, arg0.1, ...)."""
+    from . import ir
+    from .ops.registry import TOKEN
+    data_params = [p for p in params
+                   if not (isinstance(p.shape, ir.ArrayShape) and p.shape.element_type.dtype is None)]
+    first = load_input_file(files[0]) if len(files) == 1 else None
+    if isinstance(first, dict):
+        arrays = first
+        used = set()
+        args = []
+        for k, p in enumerate(params):
+            def get(path, k=k, p=p):
+                alt = p.name + path[len(f"arg{k}"):]
+                for key in (path, alt, f"arr_{k}" + path[len(f"arg{k}"):]):  # arr_k: np.savez(f, x, y)
+                    if key in arrays:
+                        used.add(key)
+                        return arrays[key]
+                keys = ", ".join(sorted(arrays)) or "none"
+                raise InputError(f"{files[0]}: no array '{path}' (or '{alt}') for parameter {k} '{p.name}'; "
+                                 f"the file has: {keys}")
+            args.append(_assemble(p.shape, get, f"arg{k}"))
+        unused = sorted(set(arrays) - used)
+        if unused:
+            raise InputError(f"{files[0]}: arrays {', '.join(unused)} match no parameter (expected keys "
+                             f"arg0..arg{len(params) - 1} or the parameter names)")
+        return args
+    if any(f.lower().endswith(".npz") for f in files):
+        raise InputError("give either one .npz file or one .npy file per parameter")
+    if len(files) != len(data_params):
+        names = ", ".join(p.name for p in data_params) or "none"
+        raise InputError(f"the computation has {len(data_params)} parameter(s) ({names}); "
+                         f"got {len(files)} .npy file(s)")
+    args = []
+    it = iter(files)
+    for p in params:
+        if p not in data_params:
+            args.append(TOKEN)
+            continue
+        f = next(it)
+        if isinstance(p.shape, ir.TupleShape):
+            raise InputError(f"parameter '{p.name}' is a tuple: give its leaves in one .npz "
+                             f"(keys {', '.join(_leaf_paths(p.shape, 'arg' + str(params.index(p))))})")
+        a = first if first is not None else load_input_file(f)
+        if isinstance(a, dict):
+            raise InputError(f"{f}: expected a .npy array")
+        args.append(a)
+    return args
+
+
+# --------------------------------------------------------------------------------------------------
+# Presentation
+
+def _console(stderr: bool = False, color: str = "auto"):
+    from rich.console import Console
+    force = {"always": True, "never": False}.get(color)
+    no_color = color == "never" or (color == "auto" and "NO_COLOR" in os.environ)
+    return Console(stderr=stderr, force_terminal=force, no_color=no_color, highlight=False, soft_wrap=True)
+
+
+def _report_error(err: HloError, color: str) -> None:
+    if color == "never" or "NO_COLOR" in os.environ and color == "auto" or (
+            color == "auto" and not sys.stderr.isatty()):
+        sys.stderr.write(err.render() + "\n")
+        return
+    from rich.text import Text
+    console = _console(stderr=True, color=color)
+    lines = err.render().split("\n")
+    first = Text(lines[0], style="bold")
+    idx = lines[0].find("error:")
+    if idx >= 0:
+        first.stylize("bold red", idx, idx + 6)
+    console.print(first)
+    for line in lines[1:]:
+        console.print(Text(line, style="green" if line.strip() == "^" else ""))
+
+
+def _read_module(path: str) -> tuple[str, str]:
+    """(text, display name); '-' is standard input."""
+    if path == "-":
+        data, name = sys.stdin.buffer.read(), "<stdin>"
+    else:
+        p = Path(path)
+        if p.is_dir():
+            raise HloError("is a directory (give an HLO text file)", filename=path)
+        try:
+            data = p.read_bytes()
+        except FileNotFoundError:
+            raise HloError("no such file", filename=path) from None
+        except OSError as e:
+            raise HloError(f"cannot read: {e.strerror}", filename=path) from None
+        name = path
+    try:
+        return data.decode("utf-8"), name
+    except UnicodeDecodeError as e:
+        raise HloError(f"not a text file (invalid UTF-8 at byte {e.start})", filename=name) from None
+
+
+def _fail(msg: str) -> None:
+    sys.stderr.write(f"hlo-run: error: {msg}\n")
+
+
+def _type_text(a) -> str:
+    from .types import from_dtype
+    try:
+        t = from_dtype(a.dtype).name
+    except KeyError:
+        t = str(a.dtype)
+    return f"{t}[{','.join(str(d) for d in a.shape)}]"
+
+
+def _fmt(x) -> str:
+    return f"{x:.6g}" if isinstance(x, float) else str(x)
+
+
+def leaf_stats(a) -> str:
+    """One line: min/max/mean of the finite values, NaN and Inf counts (pred: the number of trues)."""
+    import numpy as np
+    if a.size == 0:
+        return "empty"
+    kind = a.dtype.kind
+    if a.dtype == np.bool_:
+        return f"true {int(a.sum())} of {a.size}"
+    if kind in "iu" or (kind == "V" and "int" in a.dtype.name):
+        w = a.astype(np.int64) if not (kind == "u" and a.dtype.itemsize == 8) else a
+        return f"min {int(w.min())}  max {int(w.max())}  mean {float(w.mean(dtype=np.float64)):.6g}"
+    if kind == "c":
+        re_, im = a.real.astype(np.float64), a.imag.astype(np.float64)
+        bad = np.isnan(re_) | np.isnan(im)
+        inf = (np.isinf(re_) | np.isinf(im)) & ~bad
+        ok = ~(bad | inf)
+        mag = np.abs(re_[ok] + 1j * im[ok])
+        s = (f"max|x| {_fmt(float(mag.max()))}  mean {complex(np.mean(re_[ok] + 1j * im[ok])):.6g}"
+             if ok.any() else "no finite values")
+        return f"{s}  NaN {int(bad.sum())}  Inf {int(inf.sum())}"
+    f = a.astype(np.float64)
+    nan = np.isnan(f)
+    inf = np.isinf(f)
+    fin = f[~(nan | inf)]
+    s = (f"min {_fmt(float(fin.min()))}  max {_fmt(float(fin.max()))}  mean {_fmt(float(fin.mean()))}"
+         if fin.size else "no finite values")
+    return f"{s}  NaN {int(nan.sum())}  Inf {int(inf.sum())}"
+
+
+def preview(a, full: bool = False) -> str:
+    import numpy as np
+    if full:
+        return np.array2string(a, threshold=sys.maxsize, max_line_width=120)
+    edge = 3 if a.ndim <= 2 else 2 if a.ndim == 3 else 1
+    text = np.array2string(a, threshold=64, edgeitems=edge, max_line_width=120, precision=6)
+    lines = [ln for ln in text.split("\n") if ln.strip()]  # numpy separates blocks with blank lines
+    if len(lines) > _PREVIEW_LINES:
+        half = _PREVIEW_LINES // 2
+        lines = lines[:half] + [" ..."] + lines[-half:]
+    return "\n".join(lines)
+
+
+_PREVIEW_LINES = 16
+
+
+def print_results(leaves: list, mode: str, color: str) -> None:
+    if mode == "none":
+        return
+    from rich.markup import escape
+    console = _console(color=color)
+    for k, a in enumerate(leaves):
+        console.print(f"[bold]out{k}[/bold] [cyan]{escape(_type_text(a))}[/cyan]  {escape(leaf_stats(a))}")
+        text = preview(a, full=(mode == "full"))
+        console.print("  " + escape(text).replace("\n", "\n  "))
+
+
+# --------------------------------------------------------------------------------------------------
+# --compare
+
+_DEFAULT_TOL = {"f64": (1e-12, 1e-12), "c128": (1e-12, 1e-12), "f32": (1e-5, 1e-6), "c64": (1e-5, 1e-6),
+                "f16": (1e-3, 1e-5), "bf16": (1e-2, 1e-5)}
+_F8_TOL = (1.3e-1, 1e-3)
+
+
+def default_tolerance(a) -> tuple[float, float]:
+    from .types import from_dtype
+    try:
+        name = from_dtype(a.dtype).name
+    except KeyError:
+        return (0.0, 0.0)
+    return _DEFAULT_TOL.get(name, _F8_TOL if name.startswith(("f8", "f4")) else (0.0, 0.0))
+
+
+def compare_leaf(actual, expected, rtol: Optional[float], atol: Optional[float]) -> tuple[bool, str]:
+    """(ok, report line).  Integers and pred compare exactly; floats with |a-e| <= atol + rtol*|e|, NaN
+    matching NaN and infinities matching by sign."""
+    import numpy as np
+    if actual.shape != expected.shape:
+        return False, f"shape differs: got {_type_text(actual)}, expected {_type_text(expected)}"
+    if expected.dtype.type is np.void and expected.dtype.fields is None and \
+            expected.dtype.itemsize == actual.dtype.itemsize:  # raw bytes (np.save of bf16/f8)
+        expected = expected.view(actual.dtype)
+    if actual.dtype != expected.dtype:
+        return False, f"element type differs: got {_type_text(actual)}, expected {_type_text(expected)}"
+    if actual.size == 0:
+        return True, "empty, equal"
+    kind = actual.dtype.kind
+    floaty = kind in "fc" or (kind == "V" and "float" in actual.dtype.name)
+    if not floaty:
+        w = actual.astype(np.int64) if actual.dtype != np.uint64 else actual
+        e = expected.astype(np.int64) if expected.dtype != np.uint64 else expected
+        diff = w != e
+        n = int(diff.sum())
+        if n == 0:
+            return True, "exact"
+        idx = np.unravel_index(int(np.argmax(diff)), diff.shape)
+        maxerr = int(np.max(np.abs(w[diff].astype(np.float64) - e[diff].astype(np.float64))))
+        return False, (f"{n} of {actual.size} differ (max |error| {maxerr}); first at {tuple(int(i) for i in idx)}: "
+                       f"got {w[idx]}, expected {e[idx]}")
+    drt, dat = default_tolerance(actual)
+    rtol = drt if rtol is None else rtol
+    atol = dat if atol is None else atol
+    ctype = np.complex128 if kind == "c" else np.float64
+    x = actual.astype(ctype)
+    y = expected.astype(ctype)
+    with np.errstate(all="ignore"):
+        err = np.abs(x - y)
+        nan_x, nan_y = np.isnan(x), np.isnan(y)
+        same_special = (nan_x & nan_y) | (x == y)  # NaN == NaN, inf == inf of the same sign, exact equality
+        bad = ~same_special & ~(err <= atol + rtol * np.abs(y))
+        finite = np.isfinite(err)
+        maxabs = float(err[finite].max()) if finite.any() else 0.0
+        rel = err / np.abs(y)
+        relf = np.isfinite(rel)
+        maxrel = float(rel[relf].max()) if relf.any() else 0.0
+    n = int(bad.sum())
+    summary = f"max |error| {maxabs:.3g}, max rel. error {maxrel:.3g} (rtol {rtol:g}, atol {atol:g})"
+    if n == 0:
+        return True, summary
+    idx = np.unravel_index(int(np.argmax(bad)), bad.shape)
+    return False, (f"{n} of {actual.size} differ; {summary}; first at {tuple(int(i) for i in idx)}: "
+                   f"got {actual[idx]}, expected {expected[idx]}")
+
+
+def compare_results(leaves: list, expected_path: str, rtol, atol, color: str) -> bool:
+    loaded = load_input_file(expected_path)
+    if isinstance(loaded, dict):
+        expected = []
+        prefix = "arr_" if "out0" not in loaded and "arr_0" in loaded else "out"  # arr_k: np.savez(f, a, b)
+        for k in range(len(loaded)):
+            if f"{prefix}{k}" not in loaded:
+                raise InputError(f"{expected_path}: expected keys out0..out{len(loaded) - 1}; "
+                                 f"found {', '.join(sorted(loaded))}")
+            expected.append(loaded[f"{prefix}{k}"])
+    else:
+        expected = [loaded]
+    console = _console(color=color)
+    ok_all = True
+    if len(expected) != len(leaves):
+        console.print(f"[bold red]MISMATCH[/bold red] the result has {len(leaves)} leaves, "
+                      f"{expected_path} has {len(expected)}")
+        ok_all = False
+    from rich.markup import escape
+    for k, (a, e) in enumerate(zip(leaves, expected)):
+        ok, line = compare_leaf(a, e, rtol, atol)
+        ok_all &= ok
+        tag = "[green]ok[/green]      " if ok else "[bold red]MISMATCH[/bold red]"
+        console.print(f"{tag} out{k} {escape(_type_text(a))}: {escape(line)}")
+    return ok_all
+
+
+# --------------------------------------------------------------------------------------------------
+# The command
+
+class _RunCommand(click.Command):
+    """`--inputs a.npy b.npy` takes every following .npy/.npz argument (click options take one value)."""
+
+    def parse_args(self, ctx, args):
+        out = []
+        i = 0
+        while i < len(args):
+            a = args[i]
+            out.append(a)
+            if a in ("--inputs", "-i") and i + 1 < len(args):
+                out.append(args[i + 1])
+                i += 2
+                while i < len(args) and args[i].lower().endswith((".npy", ".npz")) and not args[i].startswith("-"):
+                    out += [a, args[i]]
+                    i += 1
+                continue
+            i += 1
+        return super().parse_args(ctx, out)
+
+
+def _parse_bytes(text: str) -> int:
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*", text.lower())
+    if not m:
+        raise click.BadParameter(f"{text!r} is not a size like 4G, 512M or 1000000")
+    mult = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+    unit = (m.group(2) or "").replace("i", "").rstrip("b") or ""
+    return int(float(m.group(1)) * mult[unit])
+
+
+@click.command(cls=_RunCommand, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.argument("module", type=click.Path(allow_dash=True))
+@click.option("-i", "--inputs", "inputs", multiple=True, metavar="FILE...",
+              help="One .npy per entry parameter, in order, or one .npz with keys arg0, arg1, ... "
+                   "(or the parameter names).")
+@click.option("--random-inputs", is_flag=True, help="Generate random inputs (floats N(0,1), small integers).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for --random-inputs.")
+@click.option("-o", "--output", metavar="OUT", help="Save the results: OUT.npz (keys out0, out1, ...) or "
+                                                     "OUT.npy (a single result).")
+@click.option("--print", "print_mode", type=click.Choice(["summary", "full", "none"]), default="summary",
+              show_default=True, help="What to print of each result.")
+@click.option("--compare", "compare", metavar="EXPECTED", help="Compare with EXPECTED.npz (out0, ...) or .npy; "
+                                                               "exit 1 on mismatch.")
+@click.option("--rtol", type=float, default=None, help="Relative tolerance for --compare "
+                                                       "[default: per type, 1e-5 for f32].")
+@click.option("--atol", type=float, default=None, help="Absolute tolerance for --compare "
+                                                       "[default: per type, 1e-6 for f32].")
+@click.option("--max-bytes", metavar="SIZE", default=None,
+              help="Refuse any single result larger than SIZE (e.g. 2G) [default: half the RAM].")
+@click.option("--max-iterations", type=int, default=None, metavar="N",
+              help="Stop a while loop after N iterations [default: 10000000].")
+@click.option("--fake-constants", is_flag=True,
+              help="Run modules whose large constants were elided as {...}, with deterministic random values.")
+@click.option("--keep-denormals", is_flag=True,
+              help="Keep f32/f64 denormals (IEEE). By default they are flushed to zero, as XLA:CPU does.")
+@click.option("--computation", metavar="NAME", default=None,
+              help="Run the computation NAME instead of the entry (e.g. one fusion of a dump, to bisect).")
+@click.option("--time", "show_time", is_flag=True, help="Print parse, build and run times to stderr.")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
+@click.version_option(__version__, "--version", prog_name="hlo-run")
+def main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol, atol, max_bytes,
+         max_iterations, fake_constants, keep_denormals, computation, show_time, color):
+    """Run an HLO module on NumPy: XLA's results, on any machine.
+
+    MODULE is HLO text (what XLA_FLAGS=--xla_dump_to=DIR writes, or jax.jit(f).lower(...).as_text("hlo")),
+    or '-' for standard input.  Results are the leaves of the entry's result, depth-first.
+
+    \b
+    Examples:
+      hlo-run model.hlo --inputs x.npy w.npy          one .npy per parameter
+      hlo-run model.hlo --inputs args.npz -o out.npz  keys arg0, arg1, ... or parameter names
+      hlo-run model.hlo --random-inputs --seed 1 --print full
+      hlo-run model.hlo -i args.npz --compare expected.npz --rtol 1e-4
+
+    \b
+    bf16 and f8 results are saved so that np.load (after `import ml_dtypes`) gives their real type.
+    Exit status: 0 ok, 1 results differ from --compare, 2 usage or input error.
+    """
+    try:
+        status = _main(module, list(inputs), random_inputs, seed, output, print_mode, compare, rtol, atol,
+                       max_bytes, max_iterations, fake_constants, computation, show_time, color,
+                       keep_denormals)
+    except HloError as e:
+        _report_error(e, color)
+        status = EXIT_ERROR
+    except InputError as e:
+        _fail(str(e))
+        status = EXIT_ERROR
+    except KeyboardInterrupt:
+        sys.stderr.write("hlo-run: interrupted\n")
+        status = EXIT_INTERRUPTED
+    except BrokenPipeError:  # `hlo-run ... | head`: the reader left; stop quietly
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        status = 141
+    except MemoryError:
+        _fail("out of memory (lower the sizes, or see --max-bytes)")
+        status = EXIT_ERROR
+    except OSError as e:
+        _fail(f"{e.filename or ''}: {e.strerror or e}".lstrip(": "))
+        status = EXIT_ERROR
+    except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+        raise
+    except Exception as e:  # a bug of ours: still no traceback for the user (HLO_INTERP_DEBUG=1 shows it)
+        if os.environ.get("HLO_INTERP_DEBUG"):
+            raise
+        _fail(f"internal error: {type(e).__name__}: {e} (rerun with HLO_INTERP_DEBUG=1 for details)")
+        status = EXIT_ERROR
+    sys.exit(status)
+
+
+def _main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol, atol, max_bytes,
+          max_iterations, fake_constants, computation, show_time, color, keep_denormals=False) -> int:
+    if inputs and random_inputs:
+        raise click.UsageError("give --inputs or --random-inputs, not both")
+    if output is not None and Path(output).suffix.lower() not in (".npz", ".npy"):
+        raise click.UsageError(f"--output must end in .npz or .npy: {output}")
+    limit = _parse_bytes(max_bytes) if max_bytes is not None else None
+    if max_iterations is not None and max_iterations < 0:
+        raise click.UsageError("--max-iterations must be >= 0")
+    t0 = time.perf_counter()
+    from . import parse
+    text, name = _read_module(module)
+    mod = parse(text, name)
+    t1 = time.perf_counter()
+    from . import ir
+    from .evaluator import compile as build, random_value
+    exe = build(mod, max_bytes=limit, max_iterations=max_iterations, fake_constants=fake_constants,
+                computation=computation, denormals="keep" if keep_denormals else "flush")
+    params = exe.params
+    root_shape = exe.entry.root.shape
+    if output is not None and Path(output).suffix.lower() == ".npy":
+        nleaves = len(_leaf_paths(root_shape, "")) if root_shape is not None else 1
+        if nleaves != 1:
+            raise InputError(f"the result has {nleaves} leaves: save it as .npz, not .npy")
+    t2 = time.perf_counter()
+    if random_inputs:
+        import numpy as np
+        rng = np.random.default_rng(seed)
+        args = [random_value(p.shape, rng) for p in params]
+    elif inputs:
+        args = gather_inputs(inputs, params)
+    elif params and any(not (isinstance(p.shape, ir.ArrayShape) and p.shape.element_type.dtype is None)
+                        for p in params):
+        names = ", ".join(p.name for p in params)
+        raise click.UsageError(f"the computation takes {len(params)} parameter(s) ({names}): give "
+                               f"--inputs or --random-inputs")
+    else:
+        from .ops.registry import TOKEN
+        args = [TOKEN for _ in params]
+    t3 = time.perf_counter()
+    leaves = exe(*args)
+    t4 = time.perf_counter()
+    if output is not None:
+        save_results(output, leaves)
+    print_results(leaves, print_mode, color)
+    status = EXIT_OK
+    if compare is not None:
+        status = EXIT_OK if compare_results(leaves, compare, rtol, atol, color) else EXIT_MISMATCH
+    if show_time:
+        sys.stderr.write(f"parse {1e3 * (t1 - t0):.1f} ms, build {1e3 * (t2 - t1):.1f} ms, "
+                         f"inputs {1e3 * (t3 - t2):.1f} ms, run {1e3 * (t4 - t3):.1f} ms\n")
+    return status
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

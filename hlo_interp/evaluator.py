@@ -1,0 +1,656 @@
+"""The evaluator: each computation is turned ONCE into a plan, then run as often as needed.
+
+A plan is a list of steps `(kernel, operand slots, result slot, instruction)` in dependency order, with
+each operand resolved to a slot index ahead of time and, per step, the slots whose value dies there (their
+last use).  The plan is then compiled to one small Python function (generated source, one line per
+step), so that running it costs one closure call per instruction and nothing else: no dictionary
+lookups, no per-step type tests.  Values are freed (`del`) right after their last use.
+
+Called computations (to_apply=, calls=, condition=, body=, branches) are compiled on demand through
+`ctx.call(name)` and cached by name; everything reachable from the entry is compiled before anything
+runs, so an unsupported opcode anywhere fails before a single instruction executes.
+
+    exe = compile(module)                  # build every plan once
+    outs = exe(x, w)                       # -> list of arrays: the result's leaves, depth-first
+    outs = run(module, x, w)               # the same in one call (plans are cached on the module)
+"""
+from __future__ import annotations
+
+import builtins
+import os
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from . import ir
+from .diagnostics import HloError
+from .ops import load_all
+from .ops.numerics import flush_denormals as _flush_denormals
+from .ops.registry import KERNELS, TOKEN, error_at, unsupported
+
+__all__ = ["RunOptions", "EvalContext", "Executable", "compile", "run", "default_max_bytes",
+           "flatten_result", "describe_shape"]
+
+DEFAULT_MAX_ITERATIONS = 10_000_000
+
+# Opcodes that allocate nothing new (their result is, or is made of, existing values).
+_NO_ALLOC = frozenset(("parameter", "tuple", "get-tuple-element", "opt-barrier", "after-all",
+                       "add-dependency", "bitcast", "domain", "copy", "call", "fusion", "while",
+                       "conditional"))
+# Attributes that name called computations.
+_COMP_ATTRS = frozenset(("to_apply", "calls", "condition", "body", "true_computation", "false_computation",
+                         "branch_computations", "select", "scatter", "called_computations"))
+# Opcodes never evaluated while a plan is built, even on constant operands (effects, randomness, calls
+# that may loop for long).
+_NO_FOLD = frozenset(("parameter", "constant", "after-all", "while", "call", "fusion", "conditional", "rng",
+                      "rng-bit-generator", "rng-get-and-update-state", "infeed", "outfeed", "send",
+                      "send-done", "recv", "recv-done", "custom-call", "all-reduce", "all-gather",
+                      "all-to-all", "collective-permute", "reduce-scatter", "collective-broadcast",
+                      "all-reduce-start", "all-reduce-done", "all-gather-start", "all-gather-done",
+                      "collective-permute-start", "collective-permute-done", "async-start",
+                      "async-update", "async-done", "copy-start", "copy-done", "ragged-all-to-all",
+                      "collective-reduce", "shuffle", "partition-id", "replica-id", "map", "reduce",
+                      "reduce-window", "select-and-scatter", "scatter", "sort", "scan"))
+_FOLD_MAX_BYTES = 1 << 20
+# Opcodes with effects beyond their value: kept in a plan even when nothing uses their result, so that
+# an unsupported one fails instead of being skipped.
+_SIDE_EFFECTS = frozenset(("outfeed", "infeed", "send", "send-done", "recv", "recv-done", "custom-call",
+                           "rng", "rng-get-and-update-state", "all-reduce", "all-gather", "all-to-all",
+                           "collective-permute", "reduce-scatter", "collective-broadcast"))
+
+
+def default_max_bytes() -> int:
+    """Half of the machine's memory (MemTotal), or 8 GiB when it cannot be read."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024 // 2
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    max_bytes: int
+    max_iterations: int = DEFAULT_MAX_ITERATIONS
+    fake_constants: bool = False
+    validate: bool = False  # check every result's shape and dtype against its instruction (tests, debugging)
+    flush_denormals: bool = True  # XLA:CPU's FTZ+DAZ for f32/f64 (and bf16/f8 computed in f32)
+
+
+def describe_shape(shape: ir.Shape) -> str:
+    from .syntax.printer import shape_text
+    return shape_text(shape, layouts=False)
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} bytes"  # pragma: no cover
+
+
+def shape_bytes(shape: ir.Shape) -> int:
+    """Bytes a value of this shape takes as NumPy arrays (sub-byte types take one byte per element)."""
+    if isinstance(shape, ir.TupleShape):
+        return sum(shape_bytes(s) for s in shape.elements)
+    if isinstance(shape, ir.ArrayShape) and shape.element_type.dtype is not None:
+        return shape.num_elements() * shape.element_type.dtype.itemsize
+    return 0
+
+
+# --------------------------------------------------------------------------------------------------
+# The context kernels see
+
+class EvalContext:
+    """What kernel builders get (see ops/registry.py): the module, options, called computations."""
+
+    def __init__(self, module: ir.Module, options: RunOptions):
+        self.module = module
+        self.options = options
+        self._comps = {c.name: c for c in module.computations}
+        self._plans: dict[str, Callable] = {}
+        self._building: set[str] = set()
+        self._scopes: list[dict[str, ir.Instruction]] = []  # name -> instruction, computations being built
+        self.plan_steps: dict[str, list] = {}  # computation name -> its plan (for tests and tools)
+        self.plan_sources: dict[str, str] = {}  # computation name -> the generated Python source
+
+    def computation(self, name: str, ins: Optional[ir.Instruction] = None) -> ir.Computation:
+        comp = self._comps.get(name)
+        if comp is None:
+            msg = f"no computation named '{name}' in the module"
+            raise error_at(ins, msg) if ins is not None else HloError(msg)
+        return comp
+
+    def call(self, name: str, ins: Optional[ir.Instruction] = None) -> Callable:
+        """The compiled plan of computation `name`: f(*values) -> value (built once, cached)."""
+        fn = self._plans.get(name)
+        if fn is None:
+            comp = self.computation(name, ins)
+            if name in self._building:
+                raise (error_at(ins, f"computation '{name}' calls itself") if ins is not None
+                       else HloError(f"computation '{name}' calls itself"))
+            self._building.add(name)
+            try:
+                fn = _compile_computation(comp, self)
+            finally:
+                self._building.discard(name)
+            self._plans[name] = fn
+        return fn
+
+    def operand_shapes(self, ins: ir.Instruction) -> list:
+        """The shapes of an instruction's operands (while its computation's plan is being built)."""
+        scope = self._scopes[-1] if self._scopes else {}
+        out = []
+        for name in ins.operands:
+            op = scope.get(name)
+            if op is None:
+                raise error_at(ins, f"operand '{name}' is not defined")
+            out.append(op.shape)
+        return out
+
+    def num_parameters(self, name: str, ins: Optional[ir.Instruction] = None) -> int:
+        return len(_parameters(self.computation(name, ins)))
+
+    def check_alloc(self, ins: ir.Instruction, shape: Optional[ir.Shape] = None) -> None:
+        """Raise a located HloError if a value of `shape` would exceed max_bytes."""
+        shape = ins.shape if shape is None else shape
+        if shape is None:
+            return
+        need = shape_bytes(shape)
+        if need > self.options.max_bytes:
+            raise error_at(ins, f"result {describe_shape(shape)} needs {_fmt_bytes(need)}, above the "
+                                f"limit of {_fmt_bytes(self.options.max_bytes)} (max_bytes / --max-bytes)")
+
+
+# --------------------------------------------------------------------------------------------------
+# Building plans
+
+def _parameters(comp: ir.Computation) -> list[ir.Instruction]:
+    ps = [i for i in comp.instructions if i.opcode == "parameter"]
+    ps.sort(key=lambda i: i.parameter_number or 0)
+    for k, p in enumerate(ps):
+        if p.parameter_number != k:
+            raise error_at(p, f"computation '{comp.name}' has parameters numbered "
+                              f"{sorted(q.parameter_number for q in ps)}; expected 0..{len(ps) - 1}")
+    return ps
+
+
+def _order(comp: ir.Computation) -> list[ir.Instruction]:
+    """Instructions reachable from the root (plus effectful ones), operands before users."""
+    by_name = {i.name: i for i in comp.instructions}
+    root = comp.root
+    seeds = [root] + [i for i in comp.instructions if i is not root and i.opcode in _SIDE_EFFECTS and (
+        i.opcode != "custom-call" or i.attrs.get("custom_call_has_side_effect") is True)]
+    seen: dict[str, int] = {}  # 1 = on stack, 2 = done
+    order: list[ir.Instruction] = []
+    for seed in seeds:
+        if seed.name in seen:
+            continue
+        stack = [(seed, 0)]
+        seen[seed.name] = 1
+        while stack:
+            ins, k = stack[-1]
+            if k < len(ins.operands):
+                stack[-1] = (ins, k + 1)
+                name = ins.operands[k]
+                op = by_name.get(name)
+                if op is None:
+                    raise error_at(ins, f"operand '{name}' is not defined in computation '{comp.name}'")
+                state = seen.get(name)
+                if state == 1:
+                    raise error_at(ins, f"instruction '{ins.name}' depends on itself (a cycle)")
+                if state is None:
+                    seen[name] = 1
+                    stack.append((op, 0))
+            else:
+                stack.pop()
+                seen[ins.name] = 2
+                order.append(ins)
+    # Parameters first, in number order, even unused ones (the signature needs them all).
+    params = _parameters(comp)
+    rest = [i for i in order if i.opcode != "parameter"]
+    return params + rest
+
+
+def build_plan(comp: ir.Computation, ctx: EvalContext) -> list[tuple]:
+    """The plan of a computation: [(kernel, operand slots, result slot, instruction, slots to free)]."""
+    instrs = _order(comp)
+    slot_of = {ins.name: k for k, ins in enumerate(instrs)}
+    nparams = sum(1 for i in instrs if i.opcode == "parameter")
+    steps: list[tuple] = []
+    consts: dict[int, Any] = {}  # slot -> value known when the plan is built
+    ctx._scopes.append({i.name: i for i in comp.instructions})
+    try:
+        for k, ins in enumerate(instrs):
+            if ins.opcode == "parameter":
+                steps.append((None, (), k, ins))
+                continue
+            builder = KERNELS.get(ins.opcode)
+            if builder is None:
+                raise unsupported(ins)
+            if ins.opcode not in _NO_ALLOC:
+                ctx.check_alloc(ins)
+            try:
+                fn = builder(ins, ctx)
+            except HloError:
+                raise
+            except Exception as e:  # a kernel builder's bug: still a located message
+                raise error_at(ins, f"internal error preparing '{ins.opcode}': {type(e).__name__}: {e}") from e
+            ops = tuple(slot_of[o] for o in ins.operands)
+            if ins.opcode not in _NO_FOLD and all(o in consts for o in ops) and \
+                    shape_bytes(ins.shape) <= _FOLD_MAX_BYTES:
+                fn = _fold(fn, [consts[o] for o in ops], ins, ctx)
+            if hasattr(fn, "const"):
+                consts[k] = fn.const
+            steps.append((fn, ops, k, ins))
+    finally:
+        ctx._scopes.pop()
+    # Free each value after the step that reads it last (the root is returned, never freed).
+    root_slot = slot_of[comp.root.name]
+    last_use: dict[int, int] = {}
+    for k, (_, ops, _, _) in enumerate(steps):
+        for s in ops:
+            last_use[s] = k
+    frees: dict[int, set[int]] = {}
+    for s in range(len(steps)):
+        if s == root_slot:
+            continue
+        at = last_use.get(s, s if s >= nparams else None)  # unused non-parameters die at once
+        if at is not None:
+            frees.setdefault(at, set()).add(s)
+    return [(fn, ops, out, ins, tuple(sorted(frees.get(k, ())))) for k, (fn, ops, out, ins) in enumerate(steps)]
+
+
+def _fold(fn: Callable, args: list, ins: ir.Instruction, ctx: EvalContext) -> Callable:
+    """Constant folding: an instruction whose operands are all constants is evaluated once, now.  On any
+    failure the instruction is left to run (and fail, located) at run time."""
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings(), _denormal_mode(ctx.options):
+            warnings.simplefilter("ignore")
+            value = fn(*args)
+    except Exception:
+        return fn
+    if ctx.options.validate and _value_matches(value, ins.shape):
+        return fn
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    elif isinstance(value, np.generic):
+        value = np.asarray(value)
+        value.flags.writeable = False
+
+    def folded(*xs):
+        return value
+    folded.const = value
+    return folded
+
+
+_LINES_KEY = "__hlo_plan_lines__"  # in a generated function's globals: line -> instruction (error locations)
+
+
+def _compile_computation(comp: ir.Computation, ctx: EvalContext) -> Callable:
+    steps = build_plan(comp, ctx)
+    ctx.plan_steps[comp.name] = steps
+    validate = ctx.options.validate
+    root_slot = next(out for _, _, out, ins, _ in steps if ins is comp.root)
+    params = [out for fn, _, out, ins, _ in steps if ins.opcode == "parameter"]
+    glb: dict[str, Any] = {}
+    lines = [f"def plan({''.join(f'v{p}, ' for p in params)}):"]
+    line_ins: dict[int, ir.Instruction] = {}
+    ref = {out: f"v{out}" for _, _, out, _, _ in steps}  # how a step's value is spelled in the code
+    for fn, ops, out, ins, free in steps:
+        if fn is not None:
+            args = [ref[s] for s in ops]
+            if hasattr(fn, "const"):
+                glb[f"c{out}"] = fn.const
+                ref[out] = f"c{out}"  # used in place: no statement at all
+                if out != root_slot and not validate:
+                    free = ()
+                    continue
+                expr = f"c{out}"
+            elif hasattr(fn, "inline"):
+                expr = fn.inline(args)
+            else:
+                glb[f"k{out}"] = fn
+                expr = f"k{out}({', '.join(args)})"
+            stmt = f"v{out} = {expr}"
+            ref[out] = f"v{out}"
+            if validate:
+                glb[f"s{out}"] = ins
+                stmt += f"; _check(v{out}, s{out})"
+            lines.append("    " + stmt)
+            line_ins[len(lines)] = ins
+        free = [s for s in free if ref[s].startswith("v")]
+        if free:
+            lines.append("    del " + ", ".join(f"v{s}" for s in free))
+    lines.append(f"    return v{root_slot}")
+    filename = f"<hlo-plan {comp.name}>"
+    glb[_LINES_KEY] = line_ins
+    if validate:
+        pshapes = [ins.shape for _, _, _, ins, _ in steps if ins.opcode == "parameter"]
+        scalar_comp = bool(pshapes) and all(isinstance(p, ir.ArrayShape) and not p.dims for p in pshapes)
+        glb["_check"] = _check_value_lenient if scalar_comp else _check_value
+    source = "\n".join(lines) + "\n"
+    ctx.plan_sources[comp.name] = source
+    code = builtins.compile(source, filename, "exec")
+    exec(code, glb)
+    fn = glb["plan"]
+    fn.__qualname__ = fn.__name__ = f"plan_{comp.name}"
+    return fn
+
+
+# --------------------------------------------------------------------------------------------------
+# Values against shapes
+
+def _value_matches(v: Any, shape: ir.Shape, lenient: bool = False) -> Optional[str]:
+    """None when v is a value of `shape`, else what is wrong.  `lenient`: a scalar shape accepts arrays
+    (computations of scalars are called on whole arrays by vectorized reduce and map)."""
+    if isinstance(shape, ir.TupleShape):
+        if not isinstance(v, tuple) or len(v) != len(shape.elements):
+            return f"expected a tuple of {len(shape.elements)}, got {_describe_value(v)}"
+        for k, (x, s) in enumerate(zip(v, shape.elements)):
+            bad = _value_matches(x, s, lenient)
+            if bad:
+                return f"element {k}: {bad}"
+        return None
+    if not isinstance(shape, ir.ArrayShape):
+        return None
+    if shape.element_type.dtype is None:  # token
+        return None if v is TOKEN else f"expected a token, got {_describe_value(v)}"
+    if not isinstance(v, (np.ndarray, np.generic)):
+        return f"expected an array, got {type(v).__name__}"
+    if v.dtype != shape.element_type.dtype:
+        return f"expected {describe_shape(shape)}, got {_describe_value(v)}"
+    if v.shape != tuple(shape.dims) and not (lenient and not shape.dims):
+        dyn = shape.dynamic
+        if not (dyn and len(v.shape) == len(shape.dims) and all(
+                a == b or (d and (b == ir.UNBOUNDED or a <= b)) for a, b, d in zip(v.shape, shape.dims, dyn))):
+            return f"expected {describe_shape(shape)}, got {_describe_value(v)}"
+    return None
+
+
+def _describe_value(v: Any) -> str:
+    if isinstance(v, tuple):
+        return "(" + ", ".join(_describe_value(x) for x in v) + ")"
+    if isinstance(v, (np.ndarray, np.generic)):
+        try:
+            from .types import from_dtype
+            name = from_dtype(v.dtype).name
+        except KeyError:
+            name = str(v.dtype)
+        return f"{name}[{','.join(str(d) for d in v.shape)}]"
+    if v is TOKEN:
+        return "token"
+    return type(v).__name__
+
+
+def _check_value(v: Any, ins: ir.Instruction, lenient: bool = False) -> None:
+    bad = _value_matches(v, ins.shape, lenient)
+    if bad:
+        raise error_at(ins, f"internal error: '{ins.opcode}' produced a wrong value: {bad}")
+
+
+def _check_value_lenient(v: Any, ins: ir.Instruction) -> None:
+    _check_value(v, ins, True)
+
+
+# --------------------------------------------------------------------------------------------------
+# Inputs
+
+def _to_dtype(x: Any, dtype: np.dtype, what: str, ins: ir.Instruction) -> np.ndarray:
+    if isinstance(x, (np.ndarray, np.generic)):
+        a = np.asarray(x)
+        if a.dtype == dtype:
+            return a
+        if a.dtype.type is np.void and a.dtype.fields is None and a.dtype.itemsize == dtype.itemsize:
+            return a.view(dtype)  # raw bytes (how np.save leaves bf16/f8), viewed as the parameter's type
+        if a.dtype.kind in "biufc" and dtype.kind in "biufc" and np.can_cast(a.dtype, dtype, "safe"):
+            return a.astype(dtype)
+        raise error_at(ins, f"{what}: expected element type {_type_name(dtype)}, got "
+                            f"{_type_name(a.dtype)} (convert it first; only value-preserving conversions "
+                            f"are done automatically)")
+    # Python scalars and (nested) lists: converted when the values survive the conversion.
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            src = np.asarray(x)
+            if src.dtype == object or src.dtype.kind not in "biufc":
+                raise ValueError
+            a = src.astype(dtype)
+            same = np.array_equal(a.astype(src.dtype), src, equal_nan=src.dtype.kind in "fc")
+    except (ValueError, TypeError, OverflowError):
+        raise error_at(ins, f"{what}: cannot use a {type(x).__name__} as {_type_name(dtype)}") from None
+    if not same:
+        raise error_at(ins, f"{what}: the values do not fit element type {_type_name(dtype)}")
+    return a
+
+
+def _type_name(dtype: np.dtype) -> str:
+    from .types import from_dtype
+    try:
+        return f"{from_dtype(dtype).name} ({dtype.name})"
+    except KeyError:
+        return str(dtype)
+
+
+def _prepare(x: Any, shape: ir.Shape, what: str, ins: ir.Instruction) -> Any:
+    if isinstance(shape, ir.TupleShape):
+        if not isinstance(x, (tuple, list)) or len(x) != len(shape.elements):
+            raise error_at(ins, f"{what}: expected a tuple of {len(shape.elements)} values "
+                                f"{describe_shape(shape)}, got {_describe_value(x)}")
+        return tuple(_prepare(v, s, f"{what} element {k}", ins) for k, (v, s) in enumerate(zip(x, shape.elements)))
+    if not isinstance(shape, ir.ArrayShape) or shape.element_type.dtype is None:
+        return TOKEN
+    a = _to_dtype(x, shape.element_type.dtype, what, ins)
+    dims = tuple(shape.dims)
+    if a.shape != dims:
+        dyn = shape.dynamic
+        ok = dyn and a.ndim == len(dims) and all(
+            s == d or (f and (d == ir.UNBOUNDED or s <= d)) for s, d, f in zip(a.shape, dims, dyn))
+        if not ok:
+            raise error_at(ins, f"{what}: expected shape {describe_shape(shape)}, got "
+                                f"{_describe_value(a)} (dimensions {list(a.shape)})")
+    return a
+
+
+def flatten_result(v: Any) -> list[np.ndarray]:
+    """The leaves of a value, depth-first (tokens carry no data and are left out)."""
+    out: list[np.ndarray] = []
+
+    def walk(x):
+        if isinstance(x, tuple):
+            for y in x:
+                walk(y)
+        elif x is not TOKEN:
+            a = np.asarray(x)
+            if not a.flags.writeable:  # constants (shared by every run) are read-only: give a copy
+                a = a.copy()
+            out.append(a)
+    walk(v)
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Executables
+
+class Executable:
+    """A module whose plans are built: call it with the entry's arguments."""
+
+    def __init__(self, module: ir.Module, options: RunOptions, computation: Optional[str] = None):
+        load_all()
+        self.module = module
+        self.options = options
+        if computation is None:
+            self.entry = module.entry
+        else:
+            try:
+                self.entry = module.computation(computation)
+            except KeyError:
+                names = ", ".join(c.name for c in module.computations)
+                raise HloError(f"no computation named '{computation}' (the module has: {names})",
+                               filename=module.filename or None) from None
+        self.ctx = EvalContext(module, options)
+        self.params = _parameters(self.entry)
+        self._fn = self.ctx.call(self.entry.name)
+        self._build_called()
+
+    def _build_called(self) -> None:
+        """Build every computation that an instruction of a built plan names (to_apply=, select=, ...),
+        even when its kernel asks for it only at run time: nothing unsupported is found mid-run."""
+        ctx = self.ctx
+        done: set[str] = set()
+        while True:
+            todo = [c for c in ctx.plan_steps if c not in done]
+            if not todo:
+                return
+            for cname in todo:
+                done.add(cname)
+                for *_, ins, _ in ctx.plan_steps[cname]:
+                    for key, val in ins.attrs.items():
+                        if key in _COMP_ATTRS:
+                            for name in (val if isinstance(val, tuple) else (val,)):
+                                if isinstance(name, str):
+                                    ctx.call(name, ins)
+
+    def prepare_inputs(self, *arrays: Any) -> list[Any]:
+        params = self.params
+        if len(arrays) != len(params):
+            names = ", ".join(f"{p.name}: {describe_shape(p.shape)}" for p in params) or "none"
+            raise HloError(f"computation '{self.entry.name}' takes {len(params)} argument(s) "
+                           f"({names}); got {len(arrays)}", filename=self.module.filename or None)
+        return [_prepare(a, p.shape, f"argument {k} for parameter '{p.name}'", p)
+                for k, (a, p) in enumerate(zip(arrays, params))]
+
+    def execute(self, *values: Any) -> Any:
+        """Run on prepared values (see prepare_inputs); returns the entry's value (tuples nested)."""
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings(), _denormal_mode(self.options):
+                warnings.simplefilter("ignore")
+                return self._fn(*values)
+        except HloError:
+            raise
+        except RecursionError:
+            raise HloError("calls nested too deeply to evaluate") from None
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as e:  # a kernel's failure: locate it at its instruction
+            raise _locate(e) from e
+
+    def __call__(self, *arrays: Any) -> list[np.ndarray]:
+        value = self.execute(*self.prepare_inputs(*arrays))
+        root = self.entry.root
+        bad = _value_matches(value, root.shape) if root.shape is not None else None
+        if bad:
+            raise error_at(root, f"internal error: the result does not match the entry's shape: {bad}")
+        return flatten_result(value)
+
+
+def _locate(e: BaseException) -> HloError:
+    ins = None
+    tb = e.__traceback__
+    while tb is not None:
+        lines = tb.tb_frame.f_globals.get(_LINES_KEY)
+        if lines is not None:
+            ins = lines.get(tb.tb_lineno, ins)
+        tb = tb.tb_next
+    if isinstance(e, MemoryError):
+        msg = "out of memory"
+    else:
+        msg = f"{type(e).__name__}: {e}"
+    if ins is None:
+        return HloError(f"internal error: {msg}")
+    return error_at(ins, f"internal error evaluating '{ins.opcode}': {msg}")
+
+
+def _denormal_mode(options: RunOptions):
+    """XLA:CPU flushes f32/f64 denormals to zero (inputs and results); so do we, unless asked not to.
+    (x86-64 only: elsewhere denormals are kept, as IEEE arithmetic does.)"""
+    if options.flush_denormals:
+        return _flush_denormals()
+    import contextlib
+    return contextlib.nullcontext()
+
+
+def _options(max_bytes=None, max_iterations=None, fake_constants=False, validate=False,
+             denormals="flush") -> RunOptions:
+    if max_bytes is None:
+        max_bytes = default_max_bytes()
+    if max_iterations is None:
+        max_iterations = DEFAULT_MAX_ITERATIONS
+    if denormals not in ("flush", "keep"):
+        raise ValueError(f"denormals must be 'flush' (XLA:CPU) or 'keep' (IEEE), not {denormals!r}")
+    return RunOptions(int(max_bytes), int(max_iterations), bool(fake_constants), bool(validate),
+                      denormals == "flush")
+
+
+def compile(module: ir.Module, *, max_bytes: Optional[int] = None, max_iterations: Optional[int] = None,
+            fake_constants: bool = False, validate: bool = False, computation: Optional[str] = None,
+            denormals: str = "flush") -> Executable:
+    """Build the plans of every computation reachable from the entry (or from `computation`, to run one
+    computation of the module on its own, e.g. a fusion while bisecting); raises HloError, located."""
+    return Executable(module, _options(max_bytes, max_iterations, fake_constants, validate, denormals),
+                      computation)
+
+
+def _fingerprint(module: ir.Module) -> tuple:
+    return tuple((id(c), len(c.instructions), id(c.instructions[-1]) if c.instructions else 0)
+                 for c in module.computations)
+
+
+def run(module: ir.Module, *arrays: Any, max_bytes: Optional[int] = None, max_iterations: Optional[int] = None,
+        fake_constants: bool = False, validate: bool = False, computation: Optional[str] = None,
+        denormals: str = "flush") -> list[np.ndarray]:
+    """Execute the entry computation (or `computation`) on NumPy arrays; returns the leaves of the
+    result, depth-first.  Plans are built once per module and options and cached on the module object.
+    denormals="flush" (default) flushes f32/f64 denormals to zero as XLA:CPU does; "keep" keeps them."""
+    opts = _options(max_bytes, max_iterations, fake_constants, validate, denormals)
+    cache = module.__dict__.setdefault("_hlo_interp_executables", {})
+    fp = _fingerprint(module)
+    key = (opts, computation)
+    exe = cache.get(key)
+    if exe is None or exe[0] != fp:
+        exe = cache[key] = (fp, Executable(module, opts, computation))
+    return exe[1](*arrays)
+
+
+
+# --------------------------------------------------------------------------------------------------
+# Random values (--random-inputs, --fake-constants)
+
+def random_value(shape: ir.Shape, rng: "np.random.Generator") -> Any:
+    """A random value of `shape`: floats ~ N(0, 1) rounded to the type, integers small (signed in
+    [-8, 8), unsigned in [0, 16), clipped to the type's range), pred fair coin flips, tuples of those."""
+    if isinstance(shape, ir.TupleShape):
+        return tuple(random_value(s, rng) for s in shape.elements)
+    if not isinstance(shape, ir.ArrayShape) or shape.element_type.dtype is None:
+        return TOKEN
+    et = shape.element_type
+    dims = tuple(max(d, 0) for d in shape.dims)
+    dtype = et.dtype
+    if et.kind == "pred":
+        return rng.integers(0, 2, size=dims).astype(np.bool_)
+    if et.kind in ("sint", "uint"):
+        if et.kind == "sint":
+            lo, hi = max(-8, -(1 << (et.bits - 1))), min(8, (1 << (et.bits - 1)))
+        else:
+            lo, hi = 0, min(16, 1 << et.bits)
+        return rng.integers(lo, hi, size=dims).astype(dtype)
+    if et.kind == "complex":
+        out = np.empty(dims, dtype)
+        out.real = rng.standard_normal(dims, dtype=np.float32 if dtype == np.complex64 else np.float64)
+        out.imag = rng.standard_normal(dims, dtype=np.float32 if dtype == np.complex64 else np.float64)
+        return out
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        x = rng.standard_normal(dims, dtype=np.float32)
+        if et.name == "f8e8m0fnu":  # powers of two only, no sign
+            x = np.abs(x) + np.float32(0.25)
+        return x.astype(dtype)
