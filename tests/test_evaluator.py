@@ -704,3 +704,18 @@ def test_inputs_checked_and_converted():
     with pytest.raises(HloError) as e:
         run(IDENT, bf, (4, [1, 2]))
     assert "do not fit element type pred" in e.value.message
+
+
+def test_denormals_flush_like_xla_cpu_unless_kept():
+    from hlo_interp.ops.numerics import denormal_flushing_available
+    text = ("HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  y = f32[2] parameter(1)\n"
+            "  ROOT a = f32[2] add(x, y)\n}\n")
+    x = np.array([1e-45, -1e-40], np.float32)
+    y = np.zeros(2, np.float32)
+    kept = hlo_interp.run(text, x, y, denormals="keep")[0]
+    assert kept.tolist() == x.tolist()
+    flushed = hlo_interp.run(text, x, y)[0]
+    if denormal_flushing_available():  # XLA:CPU: 1e-45 + 0 = 0 (golden elementwise/subnormals_*)
+        assert flushed.tolist() == [0.0, 0.0]  # -1e-40 reads as -0, and -0 + +0 = +0
+    with pytest.raises(ValueError):
+        hlo_interp.run(text, x, y, denormals="sometimes")
