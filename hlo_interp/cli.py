@@ -185,62 +185,254 @@ def fmt_cmd(files, strip_metadata, strip_backend_config, canonical_names, check_
 
 @main.command("check")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="Findings as located text messages, or as JSON for tools.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text",
+              show_default=True,
+              help="Located messages with the source line; JSON for tools; or GitHub workflow annotations.")
+@click.option("--syntax-only", is_flag=True, help="Only parse: report syntax errors, run no module checks.")
+@click.option("-j", "--jobs", type=int, default=1, show_default=True, metavar="N",
+              help="Check files in N processes (0: one per CPU).")
+@click.option("--shard", metavar="K/N",
+              help="Check only part K of N (K = 1..N): files K, K+N, K+2N, ... of the sorted file "
+                   "list, so that N CI jobs split a large dump set deterministically.")
+@click.option("--ignore", multiple=True, metavar="CODE[,CODE...]",
+              help="Drop findings with these codes or names (E101, shape-mismatch); repeatable.")
+@click.option("--strict", is_flag=True, help="Warnings fail too (exit 1).")
+@click.option("--no-notes", is_flag=True, help="Do not show notes (elided constants, implicit ROOT).")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
-def check_cmd(paths, fmt, color):
-    """Check HLO files: syntax (with located errors) and names the opcode table does not know.
+def check_cmd(paths, fmt, syntax_only, jobs, shard, ignore, strict, no_notes, color):
+    """Check HLO files the way XLA's verifier would: syntax, opcodes, operands, attributes, shapes,
+    parameters, called computations, layouts, replica groups, the module header, async pairs.
 
-    PATHS are files, directories (their *.txt and *.hlo files, recursively) or '-' for standard
-    input.  Exit 0 when every file is valid, 1 when there are findings, 2 when a file cannot be read.
+    PATHS are files, directories (their *.hlo and *.txt files, recursively; .txt files that are not
+    HLO, like XLA's buffer-assignment reports, are skipped), glob patterns ('dumps/**/*.txt') or '-'
+    for standard input.  Every finding has a code (docs/check-codes.md) usable with --ignore.
+
+    \b
+    Exit status: 0 no errors, 1 errors (or warnings with --strict), 2 usage error or unreadable input.
+
+    \b
+    Examples:
+      hlo check dump_dir/                   every module XLA dumped
+      hlo check -j 0 --format github dumps/ CI annotations, all cores
+      hlo check --shard 2/4 dumps/          files 2, 6, 10, ... of the sorted list
+      hlo check --ignore N001,W201 m.hlo
     """
-    from . import parse_all
-    from .opcodes import lookup, split_async
-    files = []
+    ignored = [c.strip() for item in ignore for c in item.split(",") if c.strip()]
+    from .shapes.verify import CODES
+    names = {v[0] for v in CODES.values()}
+    for c in ignored:
+        if c.upper() not in CODES and c.lower() not in names:
+            raise click.UsageError(f"--ignore: unknown code '{c}' (see docs/check-codes.md)")
+    shard_k = shard_n = None
+    if shard is not None:
+        m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", shard)
+        if not m or not (1 <= int(m.group(1)) <= int(m.group(2))):
+            raise click.UsageError(f"--shard must be K/N with 1 <= K <= N, got '{shard}'")
+        shard_k, shard_n = int(m.group(1)), int(m.group(2))
+    if jobs < 0:
+        raise click.UsageError("-j must be 0 (one per CPU) or more")
+    if paths.count("-") > 1:
+        raise click.UsageError("standard input ('-') can be read only once")
+
+    inputs, problems = expand_paths(paths)
+    if shard_n is not None:
+        inputs = [x for i, x in enumerate(inputs) if i % shard_n == shard_k - 1]
+    options = {"syntax_only": syntax_only, "ignore": tuple(ignored), "notes": not no_notes}
+    stdin_text = sys.stdin.buffer.read() if any(p == "-" for p, _ in inputs) else None
+
+    results = run_checks(inputs, options, jobs, stdin_text)
+    results = problems + results
+    _present_check(results, fmt, color, strict)
+
+
+def expand_paths(paths) -> tuple[list[tuple[str, bool]], list[dict]]:
+    """[(path, from_directory)] sorted and without duplicates, and the paths that match nothing."""
+    import glob
+    found: dict[str, bool] = {}
+    problems = []
     for p in paths:
-        if p != "-" and Path(p).is_dir():
-            files.extend(sorted(str(f) for f in Path(p).rglob("*") if f.suffix in (".txt", ".hlo")))
+        if p == "-":
+            found.setdefault("-", False)
+            continue
+        path = Path(p)
+        if path.is_dir():
+            for f in path.rglob("*"):
+                if f.suffix in (".txt", ".hlo") and f.is_file():
+                    found.setdefault(str(f), True)
+        elif path.exists() or not any(ch in p for ch in "*?["):
+            found[str(path)] = False
         else:
-            files.append(p)
-    findings = []
-    status = EXIT_OK
-    for path in files:
+            matches = sorted(glob.glob(p, recursive=True))
+            files = [m for m in matches if Path(m).is_file()]
+            if not files:
+                problems.append({"file": p, "error": "no file matches this pattern", "findings": []})
+            for m in files:
+                found.setdefault(m, False)
+    order = sorted((k for k in found if k != "-"))
+    out = [(k, found[k]) for k in order]
+    if "-" in found:
+        out.append(("-", False))
+    return out, problems
+
+
+
+
+def _looks_like_hlo(text: str) -> bool:
+    head = text[:20000]
+    return "HloModule" in head or bool(re.search(r"^\s*ENTRY\b", head, re.M))
+
+
+def check_text(text: str, name: str, syntax_only: bool = False, ignore=(), notes: bool = True) -> list:
+    """Findings (verify.Finding) for one file's text; a syntax error is one E001 finding."""
+    from . import parse_all
+    from .shapes.verify import Finding, check
+    try:
+        modules = parse_all(text, name)
+    except HloError as e:
+        f = Finding.from_error(e)
+        skip = {c.upper() for c in ignore} | {c.lower() for c in ignore}
+        return [] if ("E001" in skip or "syntax" in skip) else [f]
+    if syntax_only:
+        return []
+    out = []
+    for m in modules:
+        out.extend(check(m, ignore=ignore, notes=notes, filename=name))
+    return out
+
+
+def _check_one(job) -> dict:
+    """Worker: read and check one file; never raises (an internal error becomes a finding)."""
+    path, from_dir, options, data = job
+    name = "<stdin>" if path == "-" else path
+    try:
+        if data is None:
+            try:
+                data = Path(path).read_bytes()
+            except OSError as e:
+                return {"file": name, "error": f"cannot read: {e.strerror}", "findings": []}
         try:
-            text, name = _read(path)
-        except HloError as e:
-            _report_error(e, color)
-            status = EXIT_ERROR
-            continue
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            if from_dir:
+                return {"file": name, "skipped": True, "findings": []}
+            return {"file": name, "error": f"not a text file (invalid UTF-8 at byte {e.start})", "findings": []}
+        if from_dir and path.endswith(".txt") and not _looks_like_hlo(text):
+            return {"file": name, "skipped": True, "findings": []}
+        return {"file": name, "findings": check_text(text, name, **options)}
+    except Exception as e:  # noqa: BLE001 - a bug of ours must not lose the other files' results
+        from .shapes.verify import Finding
+        return {"file": name, "findings": [Finding("E000", "error", f"internal error while checking: "
+                                                                 f"{type(e).__name__}: {e}", name)]}
+
+
+def run_checks(inputs, options: dict, jobs: int = 1, stdin_text: Optional[bytes] = None) -> list[dict]:
+    """Check files in order, in `jobs` processes (0 = one per CPU)."""
+    work = [(p, d, options, stdin_text if p == "-" else None) for p, d in inputs]
+    if jobs == 0:
+        jobs = os.cpu_count() or 1
+    jobs = min(jobs, len(work))
+    if jobs <= 1:
+        return [_check_one(w) for w in work]
+    from concurrent.futures import ProcessPoolExecutor
+    import multiprocessing
+    # Warm up here (grammar, opcode table, shape rules), then fork: the workers start ready to parse.
+    check_text("HloModule warm\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n", "<warm-up>")
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if "fork" in methods else methods[0])
+    # Largest files first, in small chunks, keep the processes evenly loaded (dump files range from a
+    # few hundred bytes to megabytes); the results come back in the input order.
+    def size(w):
         try:
-            modules = parse_all(text, name)
-        except HloError as e:
-            findings.append(e)
-            continue
-        for comp in (c for m in modules for c in m.computations):
-            for ins in comp.instructions:
-                if lookup(ins.opcode) is None and split_async(ins.opcode)[1] is None:
-                    findings.append(_finding(ins.loc, name, f"unknown opcode '{ins.opcode}'",
-                                             "unknown-opcode"))
-                for attr in ins.unknown_attrs:
-                    findings.append(_finding(ins.attr_locs.get(attr), name,
-                                             f"unknown attribute '{attr}' for {ins.opcode}",
-                                             "unknown-attribute"))
+            return -os.path.getsize(w[0]) if w[3] is None else -len(w[3])
+        except OSError:
+            return 0
+    order = sorted(range(len(work)), key=lambda i: size(work[i]))
+    chunk = max(1, min(8, len(work) // (jobs * 8)))
+    results: list = [None] * len(work)
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        for i, r in zip(order, pool.map(_check_one, [work[i] for i in order], chunksize=chunk)):
+            results[i] = r
+    return results
+
+
+def _gh_escape(s: str, prop: bool = False) -> str:
+    s = s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if prop:
+        s = s.replace(":", "%3A").replace(",", "%2C")
+    return s
+
+
+def _present_check(results: list[dict], fmt: str, color: str, strict: bool) -> None:
+    counts = {"error": 0, "warning": 0, "note": 0}
+    unreadable = [r for r in results if r.get("error")]
+    skipped = sum(1 for r in results if r.get("skipped"))
+    checked = len(results) - len(unreadable) - skipped
+    bad_files = 0
+    for r in results:
+        sev = [f.severity for f in r["findings"]]
+        for s in sev:
+            counts[s] = counts.get(s, 0) + 1
+        if "error" in sev or (strict and "warning" in sev):
+            bad_files += 1
+    failing = counts["error"] + (counts["warning"] if strict else 0)
+    status = EXIT_ERROR if unreadable else (EXIT_FINDINGS if failing else EXIT_OK)
+    summary = (f"{checked} file(s) checked: {counts['error']} error(s), {counts['warning']} warning(s), "
+               f"{counts['note']} note(s)" + (f"; {bad_files} file(s) failing" if bad_files else "")
+               + (f"; {len(unreadable)} unreadable" if unreadable else "")
+               + (f"; {skipped} skipped (not HLO)" if skipped else ""))
     if fmt == "json":
-        click.echo(json.dumps({"files": len(files), "findings": [f.to_dict() for f in findings]}, indent=2))
+        data = {"files": checked + len(unreadable), "summary": {
+                    "checked": checked, "errors": counts["error"], "warnings": counts["warning"],
+                    "notes": counts["note"], "unreadable": len(unreadable), "skipped": skipped,
+                    "exit_status": status},
+                "unreadable": [{"file": r["file"], "message": r["error"]} for r in unreadable],
+                "checked": [r["file"] for r in results if not r.get("error") and not r.get("skipped")],
+                "skipped": [r["file"] for r in results if r.get("skipped")],
+                "findings": [f.to_dict() for r in results for f in r["findings"]]}
+        click.echo(json.dumps(data, indent=2))
+    elif fmt == "github":
+        kinds = {"error": "error", "warning": "warning", "note": "notice"}
+        for r in unreadable:
+            click.echo(f"::error file={_gh_escape(r['file'], True)},title=hlo check::{_gh_escape(r['error'])}")
+        for r in results:
+            for f in r["findings"]:
+                props = [f"file={_gh_escape(f.filename or r['file'], True)}"]
+                if f.line is not None:
+                    props.append(f"line={f.line}")
+                    if f.column is not None:
+                        props.append(f"col={f.column}")
+                props.append(f"title={_gh_escape(f'{f.code} {f.name}', True)}")
+                click.echo(f"::{kinds[f.severity]} {','.join(props)}::{_gh_escape(f.message)}")
+        click.echo(summary, err=True)
     else:
-        for f in findings:
-            _report_error(f, color)
-        click.echo(f"{len(files)} file(s) checked, {len(findings)} finding(s)", err=True)
-    if findings and status == EXIT_OK:
-        status = EXIT_FINDINGS
+        console = _console(color=color)
+        styled = console.is_terminal and not console.no_color
+        for r in unreadable:
+            _report_error(HloError(r["error"], filename=r["file"]), color)
+        for r in results:
+            for f in r["findings"]:
+                text = f.render()
+                if styled:
+                    from rich.text import Text
+                    lines = text.split("\n")
+                    first = Text(lines[0], style="bold")
+                    i = lines[0].find(f": {f.severity}[")
+                    if i >= 0:
+                        style = {"error": "bold red", "warning": "bold yellow", "note": "bold cyan"}[f.severity]
+                        first.stylize(style, i + 2, i + 2 + len(f.severity) + len(f.code) + 2)
+                    console.print(first)
+                    for line in lines[1:]:
+                        console.print(Text(line, style="green" if line.strip() == "^" else ""))
+                else:
+                    sys.stdout.write(text + "\n")
+        click.echo(summary, err=True)
     sys.exit(status)
 
 
-def _finding(loc, filename: str, message: str, code: str) -> HloError:
-    if loc is None:
-        return HloError(message, filename=filename, code=code)
-    return HloError(message, filename=filename, line=loc.line, column=loc.column,
-                    source_line=loc.source_line, code=code)
+# `hlo run` is `hlo-run`.
+from .cli_run import main as _run_command  # noqa: E402
+
+main.add_command(_run_command, name="run")
 
 
 if __name__ == "__main__":  # pragma: no cover

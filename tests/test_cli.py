@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "samples" / "mlp.after_optimizations.hlo"
+SAMPLES = ROOT / "samples"
+SAMPLE = SAMPLES / "mlp.after_optimizations.hlo"
 BAD = "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT a = f32[4] add(p p)\n}\n"
 
 
@@ -103,7 +104,7 @@ def test_check_directory_and_json(tmp_path):
     data = json.loads(r.stdout)
     assert data["files"] == 3
     msgs = sorted((Path(f["file"]).name, f["line"], f["code"]) for f in data["findings"])
-    assert msgs == [("bad.txt", 4, "error"), ("odd.hlo", 4, "unknown-attribute"), ("odd.hlo", 4, "unknown-opcode")]
+    assert msgs == [("bad.txt", 4, "E001"), ("odd.hlo", 4, "E100"), ("odd.hlo", 4, "E104")]
     assert hlo("check", str(tmp_path / "good.hlo")).returncode == 0
 
 
@@ -112,3 +113,10 @@ def test_help_explains():
     assert r.returncode == 0 and "fmt" in r.stdout and "Exit status" in r.stdout
     r = hlo("fmt", "--help")
     assert "--strip-metadata" in r.stdout and "Examples" in r.stdout
+
+
+def test_hlo_run_subcommand_runs_the_sample_like_xla():
+    r = hlo("run", str(SAMPLES / "mlp.before_optimizations.hlo"), "--inputs", str(SAMPLES / "mlp.inputs.npz"),
+            "--compare", str(SAMPLES / "mlp.expected.npz"), "--print", "none")
+    assert r.returncode == 0, r.stderr
+    assert "ok" in r.stdout + r.stderr

@@ -1,0 +1,1094 @@
+"""Module checks in the manner of XLA's HloVerifier (xla/service/hlo_verifier.cc).
+
+`check(module)` returns a list of `Finding`s (empty when the module is valid).  Every finding has a
+stable code (docs/check-codes.md lists them all with an example):
+
+    E0xx  the text itself (syntax; used by `hlo check`)
+    E1xx  instructions: opcode, operands, attributes, shapes
+    E2xx  computations: names, parameters, ROOT, signatures, called computations
+    E3xx  layouts
+    E4xx  collectives (replica groups, channels, source-target pairs)
+    E5xx  the module header (entry_computation_layout, input_output_alias, buffer_donor)
+    E6xx  asynchronous pairs (*-start / *-update / *-done)
+    Wxxx  suspicious but accepted by XLA;  Nxxx  notes (information, never a failure)
+
+Shape agreement (declared vs inferred) uses the shared shape rules of hlo_interp.shapes.infer; when
+that module is not available the rule is skipped.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import asdict, dataclass
+from typing import Iterable, Optional
+
+from .. import ir
+from ..opcodes import COMMON_ATTRS, OPCODES, schema_for, split_async
+
+# --------------------------------------------------------------------------------------------------
+# Codes
+
+CODES: dict[str, tuple[str, str, str]] = {
+    # code: (name, severity, summary)
+    "E000": ("internal-error", "error", "hlo check itself failed on this input (a bug of ours: please "
+                                        "report it with the file)"),
+    "E001": ("syntax", "error", "the text does not parse (located syntax error)"),
+    "E100": ("unknown-opcode", "error", "the opcode is not one of XLA's"),
+    "E101": ("shape-mismatch", "error", "the declared result shape differs from the inferred one"),
+    "E102": ("invalid-operands", "error", "shape inference rejects the operands or attributes"),
+    "E103": ("operand-count", "error", "wrong number of operands for the opcode"),
+    "E104": ("unexpected-attribute", "error", "an attribute the opcode does not take"),
+    "E105": ("missing-attribute", "error", "a required attribute is missing"),
+    "E106": ("undefined-operand", "error", "an operand or control predecessor names no earlier "
+                                           "instruction of the computation"),
+    "E107": ("missing-shape", "error", "the result shape is omitted and cannot be inferred"),
+    "E108": ("mixed-precision", "error", "operands of different floating-point types (XLA's verifier "
+                                         "disallows mixed precision by default)"),
+    "E109": ("unbounded-dynamism", "error", "a shape has an unbounded dimension `?` (XLA's verifier "
+                                            "rejects unbounded dynamism by default)"),
+    "E110": ("operand-layout-constraint", "error", "custom-call operand_layout_constraints do not match "
+                                                   "the operands"),
+    "E201": ("undefined-computation", "error", "a called computation does not exist"),
+    "E202": ("call-cycle", "error", "computations call each other in a cycle"),
+    "E203": ("parameter-numbers", "error", "parameter numbers are not 0..n-1, each once"),
+    "E204": ("signature-result", "error", "the computation's declared result differs from its ROOT"),
+    "E205": ("called-parameter-count", "error", "a called computation has the wrong number of "
+                                                "parameters"),
+    "E206": ("called-signature", "error", "a called computation's parameter or result shapes do not "
+                                          "fit the caller (reducer (T,T)->T, comparator ->pred[], "
+                                          "while body S->S, branches, ...)"),
+    "E207": ("entry-called", "error", "the entry computation is called by an instruction"),
+    "E208": ("empty-computation", "error", "a computation has no instructions"),
+    "E209": ("fusion-dead-instruction", "error", "a non-root instruction of a fused computation has no "
+                                                 "users"),
+    "W201": ("signature-parameters", "warning", "the computation's signature disagrees with its "
+                                                "parameter instructions (XLA ignores the signature)"),
+    "E301": ("invalid-layout", "error", "minor_to_major is not a permutation of the dimensions"),
+    "E302": ("invalid-tile", "error", "a layout tile has a size that is not positive"),
+    "E303": ("invalid-layout-field", "error", "a layout field that only sparse arrays may have "
+                                              "(#(index type), *(pointer type)) on a dense array"),
+    "E401": ("replica-groups", "error", "replica groups are empty, repeat an id, skip an id, or "
+                                        "differ in size"),
+    "E402": ("source-target-pairs", "error", "collective-permute pairs repeat a source or target, "
+                                             "or use a negative id"),
+    "E403": ("channel-id", "error", "channel_id must be positive"),
+    "E404": ("sharding", "error", "a tiled sharding does not fit the shape (tile dimensions vs rank, "
+                                  "device count, repeated devices, tuple element count)"),
+    "E501": ("entry-layout", "error", "entry_computation_layout does not match the entry "
+                                      "computation's signature"),
+    "E502": ("input-output-alias", "error", "input_output_alias refers to a missing output or "
+                                            "parameter, or to buffers of different sizes"),
+    "E503": ("buffer-donor", "error", "buffer_donor refers to a missing parameter buffer"),
+    "E601": ("async-pair", "error", "a *-done does not consume its *-start, or a *-start has no "
+                                    "single *-done"),
+    "E602": ("async-computation", "error", "async-start/update/done of one chain call different "
+                                           "computations"),
+    "N001": ("elided-constant", "note", "a constant's value is elided as {...}; XLA fills it with "
+                                        "arbitrary values"),
+    "N002": ("implicit-root", "note", "no instruction is marked ROOT: the last one is the root"),
+}
+
+SEVERITIES = ("error", "warning", "note")
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    severity: str  # error | warning | note
+    message: str
+    filename: Optional[str] = None
+    line: Optional[int] = None
+    column: Optional[int] = None
+    computation: Optional[str] = None
+    instruction: Optional[str] = None
+    source_line: Optional[str] = None
+
+    @property
+    def name(self) -> str:
+        return CODES.get(self.code, (self.code,))[0]
+
+    @property
+    def location(self) -> str:
+        parts = [self.filename or "<string>"]
+        if self.line is not None:
+            parts.append(str(self.line))
+            if self.column is not None:
+                parts.append(str(self.column))
+        return ":".join(parts)
+
+    def render(self) -> str:
+        """`FILE:LINE:COL: error[E101]: message`, the source line and a caret (like HloError)."""
+        out = [f"{self.location}: {self.severity}[{self.code}]: {self.message}"]
+        if self.source_line is not None and self.column is not None:
+            src = self.source_line.replace("\t", " ")
+            col = self.column - 1
+            if len(src) > 160:
+                start = max(0, col - 80)
+                prefix = "..." if start > 0 else ""
+                src = prefix + src[start:start + 160] + ("..." if start + 160 < len(src) else "")
+                col = col - start + len(prefix)
+            out.append("  " + src.rstrip("\r"))
+            out.append("  " + " " * col + "^")
+        return "\n".join(out)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d.pop("source_line")
+        d["file"] = d.pop("filename")
+        d["name"] = self.name
+        return d
+
+    @classmethod
+    def from_error(cls, err, code: str = "E001") -> "Finding":
+        """A parse error (HloError) as a finding."""
+        return cls(code, "error", err.message, err.filename, err.line, err.column,
+                   source_line=err.source_line)
+
+
+# --------------------------------------------------------------------------------------------------
+# Shapes: text and compatibility (layout-insensitive, like ShapeUtil::Compatible)
+
+def shape_str(s) -> str:
+    if s is None:
+        return "?"
+    if isinstance(s, ir.TupleShape):
+        return "(" + ", ".join(shape_str(e) for e in s.elements) + ")"
+    if isinstance(s, ir.BufferShape):
+        return f"b({shape_str(s.element)})"
+    dims = []
+    for i, d in enumerate(s.dims):
+        dyn = bool(s.dynamic and s.dynamic[i])
+        dims.append("?" if d == ir.UNBOUNDED and dyn else (f"<={d}" if dyn else str(d)))
+    return f"{s.element_type.name}[{','.join(dims)}]"
+
+
+def _compatible_local(a, b) -> bool:
+    if isinstance(a, ir.TupleShape) or isinstance(b, ir.TupleShape):
+        return (isinstance(a, ir.TupleShape) and isinstance(b, ir.TupleShape)
+                and len(a.elements) == len(b.elements)
+                and all(_compatible_local(x, y) for x, y in zip(a.elements, b.elements)))
+    if isinstance(a, ir.BufferShape) or isinstance(b, ir.BufferShape):
+        return (isinstance(a, ir.BufferShape) and isinstance(b, ir.BufferShape)
+                and _compatible_local(a.element, b.element))
+    return a.element_type == b.element_type and tuple(a.dims) == tuple(b.dims)
+
+
+def _load_infer():
+    try:
+        from . import infer  # noqa: WPS433 - optional until the shape rules land
+    except Exception:  # noqa: BLE001 - a missing or half-written module: skip shape agreement
+        return None, _compatible_local, None
+    fn = getattr(infer, "infer_shape", None)
+    compat = getattr(infer, "shapes_compatible", None) or _compatible_local
+    err = getattr(infer, "ShapeError", None)
+    if fn is None or err is None:
+        return None, compat, None
+    return fn, compat, err
+
+
+def _is_scalar(s) -> bool:
+    return isinstance(s, ir.ArrayShape) and not s.dims
+
+
+def _leaves(s) -> list:
+    if isinstance(s, ir.TupleShape):
+        return list(s.elements)
+    return [s]
+
+
+def _subshape(s, index: tuple[int, ...]):
+    for i in index:
+        if not isinstance(s, ir.TupleShape) or not 0 <= i < len(s.elements):
+            return None
+        s = s.elements[i]
+    return s
+
+
+def _leaf_count(shape) -> int:
+    if isinstance(shape, ir.TupleShape):
+        return sum(_leaf_count(e) for e in shape.elements) if shape.elements else 1
+    return 1
+
+
+def _leaves_flat(shape) -> list:
+    if isinstance(shape, ir.TupleShape):
+        out = []
+        for e in shape.elements:
+            out.extend(_leaves_flat(e))
+        return out
+    return [shape]
+
+
+def _sharding_problem(shape, sh) -> Optional[str]:
+    """What is wrong with sharding `sh` (generic syntax) for `shape`, as HloSharding::Validate sees it;
+    None when it fits or the form is one this check does not read (named meshes, ...)."""
+    items = sh.items
+    if items and all(isinstance(x, ir.GBraces) for x in items):  # a tuple sharding
+        if not isinstance(shape, ir.TupleShape):
+            return None
+        leaves = _leaves_flat(shape)
+        if len(items) != _leaf_count(shape):
+            return (f"tuple sharding has {len(items)} element(s), but the shape {shape_str(shape)} has "
+                    f"{_leaf_count(shape)} leaf shape(s)")
+        for k, (leaf, sub) in enumerate(zip(leaves, items)):
+            problem = _sharding_problem(leaf, sub)
+            if problem:
+                return f"element {k} of the tuple sharding: {problem}"
+        return None
+    devices = next((x for x in items if isinstance(x, ir.GKeyVal) and x.key == "devices"), None)
+    if devices is None:
+        return None
+    v = devices.value
+    if isinstance(v, ir.GBrackets) and all(isinstance(d, int) for d in v.items):
+        dims = tuple(v.items)
+        ids = [x for x in items if isinstance(x, int) and not isinstance(x, bool)]
+        n = 1
+        for d in dims:
+            n *= d
+        if len(ids) != n:
+            return f"devices=[{','.join(map(str, dims))}] names {n} tile(s), but lists {len(ids)} device(s)"
+        if len(set(ids)) != len(ids):
+            dup = next(i for i in ids if ids.count(i) > 1)
+            return f"device {dup} appears more than once in the sharding"
+    elif isinstance(v, ir.GIotaList):
+        dims = v.dims
+        n = m = 1
+        for d in dims:
+            n *= d
+        for d in v.reshape_dims:
+            m *= d
+        if n != m:
+            return (f"devices=[{','.join(map(str, dims))}] names {n} tile(s), but the iota list has {m} "
+                    f"device(s)")
+    else:
+        return None
+    subgroups = 0
+    for x in items:
+        if isinstance(x, ir.GName) and x.text == "last_tile_dim_replicate":
+            subgroups += 1
+        elif isinstance(x, ir.GKeyVal) and x.key == "last_tile_dims" and isinstance(x.value, ir.GBraces):
+            subgroups += len(x.value.items)
+    if isinstance(shape, ir.ArrayShape) and shape.element_type.is_array_type:
+        if len(dims) - subgroups != shape.rank:
+            extra = f" ({len(dims) - subgroups} without the {subgroups} subgroup dimension(s))" if subgroups else ""
+            return (f"the sharding has {len(dims)} tile dimension(s){extra}, but {shape_str(shape)} has rank "
+                    f"{shape.rank}")
+    return None
+
+
+def _tile_int(d) -> Optional[int]:
+    try:
+        return int(d)
+    except (TypeError, ValueError):
+        return ir.TILE_COMBINE if str(d) == "*" else None
+
+
+def _byte_size(s) -> Optional[int]:
+    if isinstance(s, ir.ArrayShape):
+        return s.num_elements() * s.element_type.bits
+    return None
+
+
+# --------------------------------------------------------------------------------------------------
+# The checker
+
+@functools.lru_cache(maxsize=1024)
+def _operand_pattern(name: str) -> "re.Pattern[str]":
+    return re.compile(r"(?<![\w.%-])%?" + re.escape(name) + r"(?![\w.-])")
+
+_CALLERS_WITH_COMPS = {"comp", "comps"}
+_ASYNC_PAIRS = {
+    "all-reduce-start": "all-reduce-done", "all-gather-start": "all-gather-done",
+    "collective-permute-start": "collective-permute-done", "copy-start": "copy-done",
+}
+_DONE_OF = {v: k for k, v in _ASYNC_PAIRS.items()}
+_UNIFORM_GROUPS_EXEMPT = {"all-reduce", "all-reduce-start"}
+# Opcodes whose operands may mix floating-point types (data pass-through, tuples, contractions):
+# XLA's CheckMixedPrecisionOperands skips them.
+_MIXED_PRECISION_OK = set(
+    "call conditional constant convolution dot ragged-dot scaled-dot all-reduce all-reduce-start "
+    "all-reduce-done all-gather all-gather-start all-gather-done async-done async-update async-start "
+    "copy-done copy-start custom-call domain fusion get-tuple-element opt-barrier infeed outfeed parameter "
+    "recv recv-done reduce-precision reduce-window send send-done sort tuple while".split())
+
+
+def _float_types(shape, out: set) -> None:
+    if isinstance(shape, ir.TupleShape):
+        for e in shape.elements:
+            _float_types(e, out)
+    elif isinstance(shape, ir.ArrayShape) and shape.element_type.kind == "float":
+        out.add(shape.element_type.name)
+
+
+class _Checker:
+    def __init__(self, module: ir.Module, infer_fn, compat, shape_error, filename: Optional[str]):
+        self.m = module
+        self.infer = infer_fn
+        self.compat = compat
+        self.ShapeError = shape_error
+        self.filename = filename or module.filename
+        self.out: list[Finding] = []
+        self.comps = {c.name: c for c in module.computations}
+        self.source = None
+        for c in module.computations:
+            loc = c.loc or next((i.loc for i in c.instructions if i.loc is not None), None)
+            if loc is not None:
+                self.source = loc._source
+                if self.filename is None:
+                    self.filename = loc.filename
+                break
+        # effective shapes (declared, or inferred when the text omits them)
+        self.shapes: dict[tuple[str, str], object] = {}
+        self.flagged: set[int] = set()  # id(ins) with a structural error: skip shape agreement
+
+    # ---- reporting
+    def add(self, code: str, message: str, loc: Optional[ir.Location] = None, comp=None, ins=None):
+        sev = CODES[code][1]
+        if loc is not None:
+            f = Finding(code, sev, message, self.filename, loc.line, loc.column,
+                        comp.name if comp else None, ins.name if ins else None, loc.source_line)
+        else:
+            f = Finding(code, sev, message, self.filename, None, None,
+                        comp.name if comp else None, ins.name if ins else None)
+        self.out.append(f)
+        if ins is not None and sev == "error":
+            self.flagged.add(id(ins))
+
+    def loc_at(self, offset: int) -> Optional[ir.Location]:
+        if self.source is None or offset < 0:
+            return None
+        return ir.Location(self.source, offset)
+
+    def header_loc(self, attr: str) -> Optional[ir.Location]:
+        """Where a header attribute is written (the header is the text before the first computation)."""
+        if self.source is None:
+            return None
+        text = self.source.text
+        first = min((c.loc.offset for c in self.m.computations if c.loc is not None), default=len(text))
+        i = text.find(attr + "=", 0, first)
+        if i < 0:
+            i = text.find("HloModule", 0, first)
+        return self.loc_at(i) if i >= 0 else None
+
+    def _header_has(self, attr: str) -> bool:
+        """Whether the text's header writes `attr` (the parser derives entry_computation_layout from the
+        entry computation when the text has none: nothing to check then)."""
+        if self.source is None:
+            return True
+        first = min((c.loc.offset for c in self.m.computations if c.loc is not None), default=None)
+        return first is None or self.source.text.find(attr + "=", 0, first) >= 0
+
+    def operand_loc(self, ins: ir.Instruction, name: str) -> Optional[ir.Location]:
+        """The position of operand `name` in the instruction's text, else the instruction's."""
+        if ins.loc is None or self.source is None:
+            return ins.loc
+        text = self.source.text
+        start = ins.loc.offset
+        paren = text.find(ins.opcode + "(", start)
+        if paren < 0:
+            return ins.loc
+        pat = _operand_pattern(name)
+        end = text.find("\n", paren)
+        mt = pat.search(text, paren + len(ins.opcode) + 1, end if end >= 0 else len(text))
+        return self.loc_at(mt.start()) if mt else ins.loc
+
+    def attr_loc(self, ins: ir.Instruction, attr: str) -> Optional[ir.Location]:
+        return ins.attr_locs.get(attr) or ins.loc
+
+    # ---- driver
+    def run(self) -> list[Finding]:
+        self.check_calls_exist_and_acyclic()
+        for comp in self.m.computations:
+            self.check_computation(comp)
+        for comp in self.m.computations:
+            self.check_callees(comp)
+        self.check_async_pairs()
+        self.check_header()
+        return self.out
+
+    # ---- computations
+    def check_computation(self, comp: ir.Computation) -> None:
+        if not comp.instructions:
+            self.add("E208", f"computation {comp.name} has no instructions", comp.loc, comp)
+            return
+        defined: dict[str, ir.Instruction] = {}
+        by_name = {i.name: i for i in comp.instructions}
+        for ins in comp.instructions:
+            self.check_instruction(comp, ins, defined, by_name)
+            defined[ins.name] = ins
+        self.check_parameters(comp)
+        self.check_root(comp)
+
+    def check_root(self, comp: ir.Computation) -> None:
+        root = comp.root
+        if self.source is not None and root.loc is not None and (self.m.has_header or comp.name != "_"):
+            text = self.source.text
+            line_start = text.rfind("\n", 0, root.loc.offset) + 1
+            if "ROOT" not in text[line_start:root.loc.offset] and len(comp.instructions) > 1:
+                self.add("N002", f"computation {comp.name} marks no instruction ROOT; the last one, "
+                                 f"{root.name}, is the root", root.loc, comp, root)
+        if comp.result_shape is not None:
+            rs = self.shapes.get((comp.name, root.name))
+            if rs is not None and not self.compat(comp.result_shape, rs):
+                self.add("E204", f"computation {comp.name} declares result {shape_str(comp.result_shape)}, "
+                                 f"but its ROOT {root.name} has shape {shape_str(rs)}",
+                         comp.loc, comp)
+
+    def check_parameters(self, comp: ir.Computation) -> None:
+        params = [i for i in comp.instructions if i.opcode == "parameter"]
+        seen: dict[int, ir.Instruction] = {}
+        for p in params:
+            n = p.parameter_number
+            if n is None:
+                continue
+            if n in seen:
+                self.add("E203", f"parameter number {n} is used twice in computation {comp.name} "
+                                 f"(also by {seen[n].name})", p.loc, comp, p)
+            else:
+                seen[n] = p
+        for p in params:
+            n = p.parameter_number
+            if n is not None and (n < 0 or n >= len(params)):
+                self.add("E203", f"parameter number {n} is out of range: computation {comp.name} has "
+                                 f"{len(params)} parameter(s), numbered 0..{len(params) - 1}", p.loc, comp, p)
+        if comp.params is not None:
+            if len(comp.params) != len(params):
+                self.add("W201", f"the signature of {comp.name} lists {len(comp.params)} parameter(s), "
+                                 f"the computation has {len(params)}", comp.loc, comp)
+            else:
+                for (pname, pshape), p in zip(comp.params, sorted(params, key=lambda x: x.parameter_number or 0)):
+                    if p.shape is not None and not self.compat(pshape, p.shape):
+                        self.add("W201", f"the signature of {comp.name} gives parameter {pname} shape "
+                                         f"{shape_str(pshape)}, but parameter({p.parameter_number}) "
+                                         f"{p.name} has shape {shape_str(p.shape)}", comp.loc, comp)
+
+    # ---- instructions
+    def check_instruction(self, comp, ins, defined, by_name) -> None:
+        opcode = ins.opcode
+        op = OPCODES.get(opcode)
+        base, suffix = split_async(opcode)
+        known = op is not None or suffix is not None
+        if not known:
+            self.add("E100", f"unknown opcode '{opcode}'", ins.loc, comp, ins)
+        # attributes
+        specs, _ = schema_for(opcode)
+        allowed = [s.name for s in specs] + [s.name for s in COMMON_ATTRS]
+        for a in ins.unknown_attrs:
+            if known:
+                msg = f"unexpected attribute {a} for {opcode}; allowed: {', '.join(sorted(allowed))}"
+            else:
+                msg = f"unknown attribute '{a}' for {opcode}"
+            self.add("E104", msg, self.attr_loc(ins, a), comp, ins)
+        if known:
+            self.check_required_attrs(comp, ins, specs, base, suffix)
+        # operands defined, earlier
+        ok_operands = True
+        for name in ins.operands:
+            if name not in defined:
+                ok_operands = False
+                if name in by_name:
+                    self.add("E106", f"instruction does not exist: {name} (it is defined later, at line "
+                                     f"{by_name[name].loc.line if by_name[name].loc else '?'}; operands must "
+                                     f"come first)", self.operand_loc(ins, name), comp, ins)
+                else:
+                    self.add("E106", f"instruction does not exist: {name}", self.operand_loc(ins, name),
+                             comp, ins)
+        for name in ins.attrs.get("control-predecessors", ()) or ():
+            if name not in defined:
+                self.add("E106", f"control predecessor does not exist: {name}"
+                         + (" (it is defined later)" if name in by_name else ""),
+                         self.attr_loc(ins, "control-predecessors"), comp, ins)
+        # operand count
+        if op is not None and op.arity >= 0:
+            n = len(ins.operands)
+            expected = op.arity
+            if opcode == "dot" and "sparsity" in ins.attrs:
+                expected = 2 + str(ins.attrs["sparsity"].text).count("@")
+            if n != expected:
+                self.add("E103", f"{opcode} expects {expected} operand(s), but has {n}", ins.loc, comp, ins)
+                ok_operands = False
+        elif op is not None:
+            self.check_variadic_count(comp, ins)
+        # constants
+        if opcode == "constant" and ins.literal is not None and ins.literal.elided:
+            self.add("N001", f"constant {ins.name} has an elided value {{...}}: XLA fills it with "
+                             f"arbitrary values, so results that depend on it are not reproducible",
+                     ins.loc, comp, ins)
+        # layouts
+        if ins.shape is not None:
+            self.check_layouts(ins.shape, comp, ins)
+        # collectives and shardings
+        self.check_collective(comp, ins)
+        sh = ins.attrs.get("sharding")
+        if isinstance(sh, ir.GBraces) and ins.shape is not None:
+            problem = _sharding_problem(ins.shape, sh)
+            if problem:
+                self.add("E404", f"{ins.name}: {problem}", self.attr_loc(ins, "sharding"), comp, ins)
+        # shapes
+        declared = ins.shape
+        operand_shapes = [self.shapes.get((comp.name, o)) for o in ins.operands] if ok_operands else None
+        olc = ins.attrs.get("operand_layout_constraints")
+        if olc is not None and operand_shapes is not None:
+            if len(olc) != len(operand_shapes):
+                self.add("E110", f"custom-call has {len(operand_shapes)} operand(s) but {len(olc)} operand layout "
+                                 f"constraint(s)", self.attr_loc(ins, "operand_layout_constraints"), comp, ins)
+            else:
+                for i, (c, o) in enumerate(zip(olc, operand_shapes)):
+                    if o is not None and not self.compat(c, o):
+                        self.add("E110", f"operand layout constraint {shape_str(c)} for operand {i} is not "
+                                         f"compatible with the operand shape {shape_str(o)}",
+                                 self.operand_loc(ins, ins.operands[i]), comp, ins)
+                        break
+        if operand_shapes and opcode not in _MIXED_PRECISION_OK and suffix is None:
+            fts: set = set()
+            for s_ in operand_shapes:
+                _float_types(s_, fts)
+            if len(fts) > 1:
+                self.add("E108", f"{opcode} mixes floating-point types {', '.join(sorted(fts))} in its operands; "
+                                 f"XLA's verifier disallows mixed precision (convert first)", ins.loc, comp, ins)
+        inferred = None
+        if (self.infer is not None and ok_operands and id(ins) not in self.flagged and known
+                and all(s is not None for s in operand_shapes)):
+            try:
+                inferred = self.infer(ins, operand_shapes, self.m)
+            except self.ShapeError as e:
+                msg = str(e)
+                self.add("E102", msg if msg.startswith(opcode) else f"{opcode}: {msg}", ins.loc, comp, ins)
+            except Exception:  # noqa: BLE001 - a bug in a shape rule must not hide other findings
+                inferred = None
+            if inferred is not None and declared is not None and not self.compat(declared, inferred):
+                self.add("E101", f"{opcode}: expected {shape_str(declared)}, inferred {shape_str(inferred)} "
+                                 f"from the operands", ins.loc, comp, ins)
+        if declared is None and inferred is None and ok_operands and self.infer is not None:
+            self.add("E107", f"{ins.name}: the result shape of {opcode} is omitted and cannot be inferred",
+                     ins.loc, comp, ins)
+        self.shapes[(comp.name, ins.name)] = declared if declared is not None else inferred
+
+    def check_required_attrs(self, comp, ins, specs, base, suffix) -> None:
+        for s in specs:
+            if not s.required or s.name in ins.attrs:
+                continue
+            if suffix is not None and (s.name == "calls" or suffix != "-start"):
+                continue  # sugar: the wrapped op's attributes are written on the -start only
+            if s.kind == "window" and ins.operands:
+                first = self.shapes.get((comp.name, ins.operands[0]))
+                if first is None or _is_scalar(first):
+                    continue  # XLA takes a missing window for rank-0 operands
+            if ins.opcode == "async-update" or (ins.opcode == "async-done" and s.name == "calls"):
+                continue
+            self.add("E105", f"attribute {s.name} is expected but not seen ({ins.opcode})",
+                     ins.loc, comp, ins)
+        if ins.opcode == "conditional":
+            has_tf = "true_computation" in ins.attrs or "false_computation" in ins.attrs
+            if has_tf and "branch_computations" in ins.attrs:
+                self.add("E104", "conditional takes either true_computation/false_computation or "
+                                 "branch_computations, not both", self.attr_loc(ins, "branch_computations"),
+                         comp, ins)
+            elif has_tf and not ("true_computation" in ins.attrs and "false_computation" in ins.attrs):
+                self.add("E105", "conditional needs both true_computation and false_computation",
+                         ins.loc, comp, ins)
+            elif not has_tf and "branch_computations" not in ins.attrs:
+                self.add("E105", "conditional needs branch_computations (or true_computation and "
+                                 "false_computation)", ins.loc, comp, ins)
+
+    def check_variadic_count(self, comp, ins) -> None:
+        n = len(ins.operands)
+        op = ins.opcode
+        bad = None
+        if op in ("reduce", "reduce-window") and (n == 0 or n % 2):
+            bad = f"{op} takes N inputs and N init values (an even, positive number), but has {n}"
+        elif op == "scatter" and (n < 3 or n % 2 == 0):
+            bad = f"scatter takes N operands, indices and N updates (an odd number >= 3), but has {n}"
+        elif op == "dynamic-slice" and n < 1:
+            bad = "dynamic-slice needs an operand"
+        elif op == "dynamic-update-slice" and n < 2:
+            bad = f"dynamic-update-slice needs an operand and an update, but has {n} operand(s)"
+        elif op == "conditional":
+            if "branch_computations" in ins.attrs:
+                want = 1 + len(ins.attrs["branch_computations"])
+            elif "true_computation" in ins.attrs:
+                want = 3
+            else:
+                want = None
+            if want is not None and n != want:
+                bad = f"conditional with {want - 1} branch(es) expects {want} operands, but has {n}"
+        elif op in ("sort", "concatenate", "map") and n == 0:
+            bad = f"{op} needs at least one operand"
+        elif op == "collective-permute" and "slice_sizes" in ins.attrs and n != 4:
+            bad = f"collective-permute with slice_sizes expects 4 operands, but has {n}"
+        if bad:
+            self.add("E103", bad, ins.loc, comp, ins)
+
+    # ---- layouts
+    def check_layouts(self, shape, comp, ins, where: str = "", loc=None) -> None:
+        if isinstance(shape, ir.TupleShape):
+            for e in shape.elements:
+                self.check_layouts(e, comp, ins, where, loc)
+            return
+        if isinstance(shape, ir.BufferShape):
+            self.check_layouts(shape.element, comp, ins, where, loc)
+            return
+        if loc is None:
+            loc = ins.loc if ins is not None else (comp.loc if comp is not None else None)
+        if ins is not None and shape.dynamic and any(d == ir.UNBOUNDED and dyn
+                                                     for d, dyn in zip(shape.dims, shape.dynamic)):
+            what = f"{ins.name}: "
+            self.add("E109", f"{what}{shape_str(shape)} has an unbounded dimension; XLA's verifier rejects "
+                             f"unbounded dynamism (use a bound: <=N)", loc, comp, ins)
+        lay = shape.layout
+        if lay is None:
+            return
+        m2m = lay.minor_to_major
+        if sorted(m2m) != list(range(shape.rank)) and shape.element_type.is_array_type:
+            what = f"{ins.name}: " if ins is not None else where
+            if len(m2m) != shape.rank:
+                why = f"has {len(m2m)} entries for {shape.rank} dimension(s)"
+            elif len(set(m2m)) != len(m2m):
+                why = "repeats a dimension"
+            else:
+                why = f"names a dimension outside 0..{shape.rank - 1}"
+            self.add("E301", f"{what}layout {{{','.join(map(str, m2m))}}} of {shape_str(shape)} {why}; "
+                             f"minor_to_major must be a permutation of 0..{shape.rank - 1}", loc, comp, ins)
+        for t in lay.tiles:
+            t = tuple(_tile_int(d) for d in t)
+            if not t or any(d is None or (d != ir.TILE_COMBINE and d <= 0) for d in t):
+                what = f"{ins.name}: " if ins is not None else where
+                self.add("E302", f"{what}tile ({','.join('*' if d == ir.TILE_COMBINE else str(d) for d in t)}) "
+                                 f"of {shape_str(shape)} must have positive sizes", loc, comp, ins)
+        if (lay.index_type is not None or lay.pointer_type is not None) and lay.dim_level_types is None:
+            what = f"{ins.name}: " if ins is not None else where
+            field = "#(index type)" if lay.index_type is not None else "*(pointer type)"
+            self.add("E303", f"{what}layout of {shape_str(shape)} has {field}, but the array is not sparse",
+                     loc, comp, ins)
+        if lay.element_size_bits is not None and lay.element_size_bits < 0:
+            self.add("E302", f"element size E({lay.element_size_bits}) must not be negative", loc, comp, ins)
+
+    # ---- collectives
+    def check_collective(self, comp, ins) -> None:
+        attrs = ins.attrs
+        rg = attrs.get("replica_groups")
+        if isinstance(rg, ir.ReplicaGroups) and rg.mesh is None:
+            try:
+                groups = rg.expand()
+            except Exception:  # noqa: BLE001 - an iota list that does not reshape
+                self.add("E401", "replica_groups: the iota list does not reshape to its dimensions",
+                         self.attr_loc(ins, "replica_groups"), comp, ins)
+                groups = ()
+            loc = self.attr_loc(ins, "replica_groups")
+            seen: set[int] = set()
+            problem = None
+            for g in groups:
+                if not g:
+                    problem = "a replica group is empty"
+                    break
+                for r in g:
+                    if r in seen:
+                        problem = f"replica {r} is repeated in the replica groups"
+                        break
+                    seen.add(r)
+                if problem:
+                    break
+            if problem is None and seen:
+                missing = [i for i in range(len(seen)) if i not in seen]
+                if missing:
+                    problem = (f"replica {missing[0]} is not named in the replica groups (ids must be "
+                               f"0..{len(seen) - 1})")
+            if (problem is None and groups and ins.opcode not in _UNIFORM_GROUPS_EXEMPT
+                    and len({len(g) for g in groups}) > 1):
+                problem = (f"replica groups of {ins.opcode} must all have the same size; sizes are "
+                           f"{', '.join(str(len(g)) for g in groups)}")
+            if problem:
+                self.add("E401", f"{ins.opcode}: {problem}", loc, comp, ins)
+        pairs = attrs.get("source_target_pairs")
+        if pairs is not None and ins.opcode.startswith("collective-permute"):
+            srcs: set[int] = set()
+            tgts: set[int] = set()
+            for p in pairs:
+                if len(p) != 2 or min(p) < 0:
+                    self.add("E402", f"source_target_pairs entry {{{','.join(map(str, p))}}} must be two "
+                                     f"non-negative ids", self.attr_loc(ins, "source_target_pairs"), comp, ins)
+                    break
+                s, t = p
+                if s in srcs:
+                    self.add("E402", f"source {s} appears more than once in source_target_pairs",
+                             self.attr_loc(ins, "source_target_pairs"), comp, ins)
+                    break
+                if t in tgts:
+                    self.add("E402", f"target {t} appears more than once in source_target_pairs",
+                             self.attr_loc(ins, "source_target_pairs"), comp, ins)
+                    break
+                srcs.add(s)
+                tgts.add(t)
+        ch = attrs.get("channel_id")
+        if ch is not None and isinstance(ch, int) and ch <= 0 and ins.opcode not in ("send", "recv", "send-done",
+                                                                                     "recv-done"):
+            self.add("E403", f"{ins.opcode}: channel_id must be positive, is {ch}",
+                     self.attr_loc(ins, "channel_id"), comp, ins)
+
+    # ---- called computations
+    def called(self, ins) -> list[tuple[str, str]]:
+        """[(attribute, computation name)] of an instruction."""
+        specs, _ = schema_for(ins.opcode)
+        out = []
+        for s in specs:
+            if s.kind not in _CALLERS_WITH_COMPS or s.name not in ins.attrs:
+                continue
+            v = ins.attrs[s.name]
+            if s.kind == "comp":
+                if isinstance(v, str):
+                    out.append((s.name, v))
+            else:
+                out.extend((s.name, x) for x in v if isinstance(x, str))
+        return out
+
+    def check_calls_exist_and_acyclic(self) -> None:
+        graph: dict[str, list[str]] = {}
+        entry = self.m.entry if self.m.computations else None
+        for comp in self.m.computations:
+            edges = graph.setdefault(comp.name, [])
+            for ins in comp.instructions:
+                for attr, name in self.called(ins):
+                    if name not in self.comps:
+                        self.add("E201", f"computation does not exist: {name}", self.attr_loc(ins, attr),
+                                 comp, ins)
+                        continue
+                    edges.append(name)
+                    if entry is not None and name == entry.name:
+                        self.add("E207", f"{ins.name} calls the entry computation {name}",
+                                 self.attr_loc(ins, attr), comp, ins)
+        # cycles (iterative DFS)
+        state: dict[str, int] = {}
+        for start in graph:
+            if state.get(start):
+                continue
+            stack = [(start, iter(graph[start]))]
+            path = [start]
+            state[start] = 1
+            while stack:
+                node, it = stack[-1]
+                nxt = next(it, None)
+                if nxt is None:
+                    state[node] = 2
+                    stack.pop()
+                    path.pop()
+                    continue
+                st = state.get(nxt, 0)
+                if st == 1:
+                    cyc = path[path.index(nxt):] + [nxt]
+                    c = self.comps[nxt]
+                    self.add("E202", "computations call each other in a cycle: " + " -> ".join(cyc),
+                             c.loc, c)
+                    state[nxt] = 2
+                elif st == 0:
+                    state[nxt] = 1
+                    path.append(nxt)
+                    stack.append((nxt, iter(graph.get(nxt, ()))))
+
+    def _params(self, comp: ir.Computation) -> list:
+        """Parameter shapes of a computation, by number (None where unknown)."""
+        ps = [i for i in comp.instructions if i.opcode == "parameter"]
+        out = [None] * len(ps)
+        for p in ps:
+            n = p.parameter_number
+            if n is not None and 0 <= n < len(ps):
+                out[n] = p.shape
+        return out
+
+    def _root_shape(self, comp: ir.Computation):
+        if not comp.instructions:
+            return None
+        return self.shapes.get((comp.name, comp.root.name), comp.root.shape)
+
+    def check_fused(self, ins, callee: ir.Computation) -> None:
+        """Every non-root instruction of a fused computation has a user (CheckFusionInstruction)."""
+        used = {o for i in callee.instructions for o in i.operands}
+        root = callee.root
+        for i in callee.instructions:
+            if i is not root and i.name not in used:
+                self.add("E209", f"non-root instruction {i.name} of fused computation {callee.name} (called by "
+                                 f"{ins.name}) has no users", i.loc, callee, i)
+                return
+
+    def check_callees(self, comp: ir.Computation) -> None:
+        for ins in comp.instructions:
+            if ins.opcode == "fusion" and isinstance(ins.attrs.get("calls"), str) \
+                    and ins.attrs["calls"] in self.comps:
+                self.check_fused(ins, self.comps[ins.attrs["calls"]])
+            calls = [(a, self.comps[n]) for a, n in self.called(ins) if n in self.comps]
+            if not calls:
+                continue
+            ops = [self.shapes.get((comp.name, o)) for o in ins.operands]
+            try:
+                self.check_signature(comp, ins, calls, ops)
+            except _Stop:
+                pass
+
+    def sig_error(self, comp, ins, attr, message, code="E206"):
+        self.add(code, message, self.attr_loc(ins, attr), comp, ins)
+        raise _Stop
+
+    def expect_params(self, comp, ins, attr, callee, n):
+        ps = self._params(callee)
+        if len(ps) != n:
+            self.sig_error(comp, ins, attr, f"{attr}={callee.name} called from {ins.name} must have {n} "
+                                            f"parameter(s), has {len(ps)}", "E205")
+        return ps
+
+    def check_reducer(self, comp, ins, attr, callee, n_args, elem_types=None, result=True):
+        """A reducer of n_args values: 2N scalar parameters, result the N accumulators."""
+        ps = self.expect_params(comp, ins, attr, callee, 2 * n_args)
+        if any(p is None for p in ps):
+            return
+        for i, p in enumerate(ps):
+            if not _is_scalar(p):
+                self.sig_error(comp, ins, attr, f"{attr}={callee.name}: parameter {i} must be a scalar, is "
+                                                f"{shape_str(p)}")
+        for i in range(n_args):
+            a, b = ps[i], ps[n_args + i]
+            if a.element_type != b.element_type:
+                self.sig_error(comp, ins, attr, f"{attr}={callee.name}: parameters {i} and {n_args + i} must "
+                                                f"have the same type, are {shape_str(a)} and {shape_str(b)}")
+            if elem_types is not None and i < len(elem_types) and elem_types[i] is not None \
+                    and elem_types[i] != a.element_type:
+                self.sig_error(comp, ins, attr, f"{attr}={callee.name}: parameter {i} is {shape_str(a)}, but "
+                                                f"the values reduced are {elem_types[i].name}")
+        if not result:
+            return
+        rs = self._root_shape(callee)
+        if rs is None:
+            return
+        want = ps[:n_args]
+        got = _leaves(rs) if n_args > 1 or isinstance(rs, ir.TupleShape) else [rs]
+        if len(got) != n_args or not all(_is_scalar(g) and g.element_type == w.element_type
+                                         for g, w in zip(got, want)):
+            expected = shape_str(want[0]) if n_args == 1 else shape_str(ir.TupleShape(tuple(want)))
+            self.sig_error(comp, ins, attr, f"{attr}={callee.name} must return {expected} (the type of its "
+                                            f"accumulator parameters), returns {shape_str(rs)}")
+
+    def check_predicate(self, comp, ins, attr, callee, n_params, elem_types=None, scalars=True):
+        ps = self.expect_params(comp, ins, attr, callee, n_params)
+        for i, p in enumerate(ps):
+            if scalars and p is not None and not _is_scalar(p):
+                self.sig_error(comp, ins, attr, f"{attr}={callee.name}: parameter {i} must be a scalar, is "
+                                                f"{shape_str(p)}")
+            if elem_types is not None and p is not None and elem_types[i] is not None \
+                    and p.element_type != elem_types[i]:
+                self.sig_error(comp, ins, attr, f"{attr}={callee.name}: parameter {i} is {shape_str(p)}, "
+                                                f"the operand elements are {elem_types[i].name}")
+        rs = self._root_shape(callee)
+        if rs is not None and not (_is_scalar(rs) and rs.element_type.name == "pred"):
+            self.sig_error(comp, ins, attr, f"{attr}={callee.name} must return pred[], returns {shape_str(rs)}")
+
+    def match_params(self, comp, ins, attr, callee, shapes):
+        ps = self.expect_params(comp, ins, attr, callee, len(shapes))
+        for i, (p, s) in enumerate(zip(ps, shapes)):
+            if p is not None and s is not None and not self.compat(p, s):
+                self.sig_error(comp, ins, attr, f"{attr}={callee.name}: parameter {i} has shape {shape_str(p)}, "
+                                                f"but {ins.name} passes {shape_str(s)}")
+
+    def match_result(self, comp, ins, attr, callee, shape, what="the result"):
+        rs = self._root_shape(callee)
+        if rs is not None and shape is not None and not self.compat(rs, shape):
+            self.sig_error(comp, ins, attr, f"{attr}={callee.name} returns {shape_str(rs)}, but {what} of "
+                                            f"{ins.name} is {shape_str(shape)}")
+
+    def check_signature(self, comp, ins, calls, ops) -> None:
+        op = ins.opcode
+        base, suffix = split_async(op)
+        shape = self.shapes.get((comp.name, ins.name))
+        et = [s.element_type if isinstance(s, ir.ArrayShape) else None for s in ops]
+        callee = {a: c for a, c in calls}
+        if op in ("reduce", "reduce-window") and "to_apply" in callee:
+            n = len(ops) // 2
+            self.check_reducer(comp, ins, "to_apply", callee["to_apply"], n, et[n:])
+        elif op in ("all-reduce", "all-reduce-start", "reduce-scatter") and "to_apply" in callee:
+            self.check_reducer(comp, ins, "to_apply", callee["to_apply"], 1)
+        elif op == "scatter" and "to_apply" in callee:
+            n = (len(ops) - 1) // 2
+            self.check_reducer(comp, ins, "to_apply", callee["to_apply"], n, et[:n])
+        elif op == "select-and-scatter":
+            if "select" in callee:
+                self.check_predicate(comp, ins, "select", callee["select"], 2, [et[0], et[0]] if et else None)
+            if "scatter" in callee:
+                self.check_reducer(comp, ins, "scatter", callee["scatter"], 1, [et[1]] if len(et) > 1 else None)
+        elif op == "map" and "to_apply" in callee:
+            ps = self.expect_params(comp, ins, "to_apply", callee["to_apply"], len(ops))
+            for i, p in enumerate(ps):
+                if p is not None and not _is_scalar(p):
+                    self.sig_error(comp, ins, "to_apply", f"to_apply={callee['to_apply'].name}: parameter {i} "
+                                                          f"must be a scalar, is {shape_str(p)}")
+        elif op == "sort" and "to_apply" in callee:
+            self.check_predicate(comp, ins, "to_apply", callee["to_apply"], 2 * len(ops),
+                                 [t for t in et for _ in (0, 1)])
+        elif op == "topk" and "to_apply" in callee:
+            self.check_predicate(comp, ins, "to_apply", callee["to_apply"], 2, [et[0], et[0]] if et else None)
+        elif op == "while":
+            s = ops[0] if ops else None
+            if "condition" in callee:
+                self.match_params(comp, ins, "condition", callee["condition"], [s])
+                self.check_predicate(comp, ins, "condition", callee["condition"], 1, scalars=False)
+            if "body" in callee:
+                self.match_params(comp, ins, "body", callee["body"], [s])
+                self.match_result(comp, ins, "body", callee["body"], s, "the operand (the loop state)")
+        elif op == "conditional":
+            if "branch_computations" in ins.attrs:
+                names = [x for x in ins.attrs["branch_computations"]]
+                branches = [(f"branch_computations", self.comps.get(n)) for n in names]
+            else:
+                branches = [("true_computation", callee.get("true_computation")),
+                            ("false_computation", callee.get("false_computation"))]
+            for i, (attr, c) in enumerate(branches):
+                if c is None or i + 1 >= len(ops):
+                    continue
+                self.match_params(comp, ins, attr, c, [ops[i + 1]])
+                self.match_result(comp, ins, attr, c, shape)
+        elif op in ("call", "fusion") and ("to_apply" in callee or "calls" in callee):
+            attr = "to_apply" if op == "call" else "calls"
+            self.match_params(comp, ins, attr, callee[attr], ops)
+            self.match_result(comp, ins, attr, callee[attr], shape)
+        elif op == "async-start" and "calls" in callee:
+            self.match_params(comp, ins, "calls", callee["calls"], ops)
+            if isinstance(shape, ir.TupleShape) and len(shape.elements) >= 2:
+                self.match_result(comp, ins, "calls", callee["calls"], shape.elements[1],
+                                  "the output (element {1})")
+        elif op == "async-done" and "calls" in callee:
+            self.match_result(comp, ins, "calls", callee["calls"], shape)
+
+    # ---- async pairs (VerifyAsynchronousInstructionPairs)
+    def check_async_pairs(self) -> None:
+        for comp in self.m.computations:
+            by_name = {i.name: i for i in comp.instructions}
+            users: dict[str, list[ir.Instruction]] = {}
+            for ins in comp.instructions:
+                for o in ins.operands:
+                    users.setdefault(o, []).append(ins)
+            for ins in comp.instructions:
+                op = ins.opcode
+                base, suffix = split_async(op)
+                # the done/update side: its operand must be the matching start (or update)
+                if op in ("async-done", "async-update") or suffix in ("-done", "-update") or op in _DONE_OF:
+                    if len(ins.operands) != 1:
+                        continue
+                    src = by_name.get(ins.operands[0])
+                    if src is None:
+                        continue
+                    if op in _DONE_OF:
+                        ok = src.opcode == _DONE_OF[op]
+                        want = _DONE_OF[op]
+                    elif op in ("async-done", "async-update"):
+                        ok = src.opcode in ("async-start", "async-update")
+                        want = "async-start or async-update"
+                    else:
+                        ok = src.opcode in (base + "-start", base + "-update")
+                        want = f"{base}-start or {base}-update"
+                    if not ok:
+                        self.add("E601", f"{op} {ins.name} must consume a {want}, but its operand "
+                                         f"{src.name} is {src.opcode}", self.operand_loc(ins, src.name), comp, ins)
+                    elif op in ("async-done", "async-update") and src.opcode in ("async-start", "async-update"):
+                        a, b = ins.attrs.get("calls"), src.attrs.get("calls")
+                        if isinstance(a, str) and isinstance(b, str) and a != b:
+                            self.add("E602", f"{op} {ins.name} calls {a}, but {src.name} calls {b}",
+                                     self.attr_loc(ins, "calls"), comp, ins)
+                # the start side: exactly one done/update user
+                if op in _ASYNC_PAIRS or op in ("async-start", "async-update") or suffix in ("-start", "-update"):
+                    us = users.get(ins.name, [])
+                    if op in _ASYNC_PAIRS:
+                        good = [u for u in us if u.opcode == _ASYNC_PAIRS[op]]
+                        want = _ASYNC_PAIRS[op]
+                    elif op in ("async-start", "async-update"):
+                        good = [u for u in us if u.opcode in ("async-update", "async-done")]
+                        want = "async-update or async-done"
+                    else:
+                        good = [u for u in us if u.opcode in (base + "-update", base + "-done")]
+                        want = f"{base}-update or {base}-done"
+                    if len(good) != 1 or len(us) != 1:
+                        how = "none" if not us else ", ".join(f"{u.name} ({u.opcode})" for u in us)
+                        self.add("E601", f"{op} {ins.name} must have exactly one user, a {want}; its users: "
+                                         f"{how}", ins.loc, comp, ins)
+
+    # ---- header
+    def check_header(self) -> None:
+        if not self.m.computations:
+            return
+        entry = self.m.entry
+        params = self._params(entry)
+        root = self._root_shape(entry)
+        ecl = self.m.attrs.get("entry_computation_layout")
+        if isinstance(ecl, ir.GProgramShape) and self._header_has("entry_computation_layout"):
+            loc = self.header_loc("entry_computation_layout")
+            for s in list(ecl.params) + [ecl.result]:
+                self.check_layouts(s, None, None, "entry_computation_layout: ", loc)
+            if len(ecl.params) != len(params):
+                self.add("E501", f"entry_computation_layout has {len(ecl.params)} parameter(s), the entry "
+                                 f"computation {entry.name} has {len(params)}", loc)
+            else:
+                for i, (a, b) in enumerate(zip(ecl.params, params)):
+                    if b is not None and not self.compat(a, b):
+                        self.add("E501", f"entry_computation_layout gives parameter {i} shape {shape_str(a)}, "
+                                         f"but parameter({i}) of {entry.name} is {shape_str(b)}", loc)
+            if root is not None and not self.compat(ecl.result, root):
+                self.add("E501", f"entry_computation_layout gives result {shape_str(ecl.result)}, but the ROOT "
+                                 f"of {entry.name} is {shape_str(root)}", loc)
+        alias = self.m.attrs.get("input_output_alias")
+        if alias:
+            loc = self.header_loc("input_output_alias")
+            outs: set = set()
+            for e in alias:
+                oi = tuple(e.output_index or ())
+                where = f"input_output_alias {{{','.join(map(str, oi))}}}: ({e.param_number}, " \
+                        f"{{{','.join(map(str, e.param_index))}}})"
+                if oi in outs:
+                    self.add("E502", f"{where}: output {{{','.join(map(str, oi))}}} is aliased twice", loc)
+                    continue
+                outs.add(oi)
+                osub = _subshape(root, oi) if root is not None else None
+                if root is not None and osub is None:
+                    self.add("E502", f"{where}: the output has no element {{{','.join(map(str, oi))}}} "
+                                     f"(output shape {shape_str(root)})", loc)
+                    continue
+                if not 0 <= e.param_number < len(params):
+                    self.add("E502", f"{where}: parameter {e.param_number} does not exist ({entry.name} has "
+                                     f"{len(params)} parameter(s))", loc)
+                    continue
+                psub = _subshape(params[e.param_number], tuple(e.param_index)) \
+                    if params[e.param_number] is not None else None
+                if params[e.param_number] is not None and psub is None:
+                    self.add("E502", f"{where}: parameter {e.param_number} has no element "
+                                     f"{{{','.join(map(str, e.param_index))}}} (shape "
+                                     f"{shape_str(params[e.param_number])})", loc)
+                    continue
+                if osub is not None and psub is not None:
+                    bo, bp = _byte_size(osub), _byte_size(psub)
+                    if bo is None or bp is None or bo != bp:
+                        self.add("E502", f"{where}: the output {shape_str(osub)} and the parameter "
+                                         f"{shape_str(psub)} differ in size", loc)
+        donors = self.m.attrs.get("buffer_donor")
+        if donors:
+            loc = self.header_loc("buffer_donor")
+            for e in donors:
+                if not 0 <= e.param_number < len(params):
+                    self.add("E503", f"buffer_donor ({e.param_number}, ...): parameter {e.param_number} does "
+                                     f"not exist ({entry.name} has {len(params)} parameter(s))", loc)
+                elif params[e.param_number] is not None and \
+                        _subshape(params[e.param_number], tuple(e.param_index)) is None:
+                    self.add("E503", f"buffer_donor ({e.param_number}, {{{','.join(map(str, e.param_index))}}}): "
+                                     f"parameter {e.param_number} has no such element", loc)
+
+
+class _Stop(Exception):
+    """One signature error per call site is enough."""
+
+
+def check(module: ir.Module, *, ignore: Iterable[str] = (), notes: bool = True,
+          shapes: bool = True, filename: Optional[str] = None) -> list[Finding]:
+    """Verify a module as XLA's HloVerifier would.  Returns the findings (empty when valid), in text order
+    within each kind of check.  `ignore`: codes to drop; `notes`: keep severity-note findings;
+    `shapes`: run the shape rules (declared vs inferred)."""
+    infer_fn, compat, shape_error = _load_infer() if shapes else (None, _compatible_local, None)
+    findings = _Checker(module, infer_fn, compat, shape_error, filename).run()
+    skip = {c.strip().upper() for c in ignore if c and c.strip()}
+    names = {v[0]: k for k, v in CODES.items()}
+    skip |= {names[c.lower()] for c in list(skip) if c.lower() in names}
+    out = [f for f in findings if f.code not in skip and (notes or f.severity != "note")]
+    out.sort(key=lambda f: (f.line is None, f.line or 0, f.column or 0))
+    return out
