@@ -256,23 +256,8 @@ def _report_error(err: HloError, color: str) -> None:
 
 def _read_module(path: str) -> tuple[str, str]:
     """(text, display name); '-' is standard input."""
-    if path == "-":
-        data, name = sys.stdin.buffer.read(), "<stdin>"
-    else:
-        p = Path(path)
-        if p.is_dir():
-            raise HloError("is a directory (give an HLO text file)", filename=path)
-        try:
-            data = p.read_bytes()
-        except FileNotFoundError:
-            raise HloError("no such file", filename=path) from None
-        except OSError as e:
-            raise HloError(f"cannot read: {e.strerror}", filename=path) from None
-        name = path
-    try:
-        return data.decode("utf-8"), name
-    except UnicodeDecodeError as e:
-        raise HloError(f"not a text file (invalid UTF-8 at byte {e.start})", filename=name) from None
+    from .diagnostics import read_source
+    return read_source(path)
 
 
 def _fail(msg: str) -> None:

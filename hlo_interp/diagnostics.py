@@ -69,26 +69,11 @@ class HloError(Exception):
 
     @property
     def location(self) -> str:
-        parts = [self.filename or "<string>"]
-        if self.line is not None:
-            parts.append(str(self.line))
-            if self.column is not None:
-                parts.append(str(self.column))
-        return ":".join(parts)
+        return location_text(self.filename, self.line, self.column)
 
     def render(self) -> str:
         out = [f"{self.location}: error: {self.message}"]
-        if self.source_line is not None and self.column is not None:
-            src = self.source_line.replace("\t", " ")
-            # Long lines (single-line dumps, big constants) are cut around the caret.
-            col = self.column - 1
-            if len(src) > 160:
-                start = max(0, col - 80)
-                prefix = "..." if start > 0 else ""
-                src = prefix + src[start:start + 160] + ("..." if start + 160 < len(src) else "")
-                col = col - start + len(prefix)
-            out.append("  " + src)
-            out.append("  " + " " * col + "^")
+        out += caret_excerpt(self.source_line, self.column)
         for note in self.notes:
             out.append(f"note: {note}")
         return "\n".join(out)
@@ -99,3 +84,51 @@ class HloError(Exception):
     def to_dict(self) -> dict:
         return {"file": self.filename, "line": self.line, "column": self.column,
                 "severity": "error", "code": self.code, "message": self.message}
+
+
+def location_text(filename, line, column) -> str:
+    """`FILE:LINE:COL` (as much of it as is known)."""
+    parts = [filename or "<string>"]
+    if line is not None:
+        parts.append(str(line))
+        if column is not None:
+            parts.append(str(column))
+    return ":".join(parts)
+
+
+def caret_excerpt(source_line, column) -> list[str]:
+    """The source line and a caret under `column` (1-based), indented; long lines (single-line dumps,
+    big constants) are cut around the caret.  Empty when either is unknown."""
+    if source_line is None or column is None:
+        return []
+    src = source_line.replace("\t", " ").rstrip("\r")
+    col = column - 1
+    if len(src) > 160:
+        start = max(0, col - 80)
+        prefix = "..." if start > 0 else ""
+        src = prefix + src[start:start + 160] + ("..." if start + 160 < len(src) else "")
+        col = col - start + len(prefix)
+    return ["  " + src, "  " + " " * col + "^"]
+
+
+def read_source(path: str) -> tuple[str, str]:
+    """(text, display name) of an HLO file; '-' is standard input.  Raises HloError, never OSError."""
+    import sys
+    from pathlib import Path
+    if path == "-":
+        data, name = sys.stdin.buffer.read(), "<stdin>"
+    else:
+        p = Path(path)
+        if p.is_dir():
+            raise HloError("is a directory (give an HLO text file)", filename=path)
+        try:
+            data = p.read_bytes()
+        except FileNotFoundError:
+            raise HloError("no such file", filename=path) from None
+        except OSError as e:
+            raise HloError(f"cannot read: {e.strerror}", filename=path) from None
+        name = path
+    try:
+        return data.decode("utf-8"), name
+    except UnicodeDecodeError as e:
+        raise HloError(f"not a text file (invalid UTF-8 at byte {e.start})", filename=name) from None

@@ -9,7 +9,7 @@ XLA prints attributes in, which is the canonical order our printer uses.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from . import ir

@@ -96,3 +96,14 @@ def primitive_type(name: str) -> PrimitiveType:
 def from_dtype(dtype) -> PrimitiveType:
     """The primitive type of a NumPy dtype (KeyError if HLO has no such type)."""
     return _BY_DTYPE[np.dtype(dtype)]
+
+
+def dtype_kind(dtype) -> str:
+    """'pred', 'sint', 'uint', 'float', 'complex' (or 'other') for a NumPy/ml_dtypes dtype."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return "pred"
+    try:
+        return from_dtype(dtype).kind
+    except KeyError:
+        return {"i": "sint", "u": "uint", "f": "float", "c": "complex"}.get(dtype.kind, "other")

@@ -25,18 +25,11 @@ from typing import Sequence
 
 import numpy as np
 
-from ..types import from_dtype
+from ..types import dtype_kind, from_dtype
 from .registry import error_at, kernel, unsupported
 
 
-def _kind(dtype) -> str:
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return "pred"
-    try:
-        return from_dtype(dtype).kind
-    except KeyError:
-        return {"i": "sint", "u": "uint", "f": "float", "c": "complex"}.get(dtype.kind, "other")
+_kind = dtype_kind
 
 
 def _compute_dtype(lt, rt, out):

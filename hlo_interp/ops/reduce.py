@@ -46,7 +46,7 @@ import ml_dtypes
 import numpy as np
 
 from ..opcodes import OPCODES
-from ..types import from_dtype
+from ..types import dtype_kind, from_dtype
 from .registry import error_at, kernel
 
 REDUCER_OPS = ("add", "multiply", "maximum", "minimum", "and", "or", "xor")
@@ -63,15 +63,7 @@ SEQUENTIAL_MIN_WIDTH = 1024
 EXACT_WIDE_FLOAT_ORDER = False
 
 
-def _kind(dtype) -> str:
-    """'pred', 'sint', 'uint', 'float', 'complex' for a NumPy/ml_dtypes dtype."""
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return "pred"
-    try:
-        return from_dtype(dtype).kind
-    except KeyError:
-        return {"i": "sint", "u": "uint", "f": "float", "c": "complex"}.get(dtype.kind, "other")
+_kind = dtype_kind
 
 
 _WIDE_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -301,7 +293,6 @@ def reduce_general(xs: Sequence[np.ndarray], inits: Sequence, dims: Sequence[int
                    vectorized: bool = True, out_dtypes=None) -> tuple:
     """Variadic reduce with any reducer `fn(*accs, *values) -> value or tuple` (N accs, N values).
     Vectorized: fn is called on whole vectors (one per reduction step), so fn must be elementwise."""
-    n = len(xs)
     shape = xs[0].shape
     dims, r = _axes_info(shape, dims)
     kept = [i for i in range(len(shape)) if i not in dims]

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from typing import Iterable, Optional
 
 from .. import ir
+from ..diagnostics import caret_excerpt, location_text
 from ..opcodes import COMMON_ATTRS, OPCODES, schema_for, split_async
 
 # --------------------------------------------------------------------------------------------------
@@ -109,26 +110,12 @@ class Finding:
 
     @property
     def location(self) -> str:
-        parts = [self.filename or "<string>"]
-        if self.line is not None:
-            parts.append(str(self.line))
-            if self.column is not None:
-                parts.append(str(self.column))
-        return ":".join(parts)
+        return location_text(self.filename, self.line, self.column)
 
     def render(self) -> str:
         """`FILE:LINE:COL: error[E101]: message`, the source line and a caret (like HloError)."""
         out = [f"{self.location}: {self.severity}[{self.code}]: {self.message}"]
-        if self.source_line is not None and self.column is not None:
-            src = self.source_line.replace("\t", " ")
-            col = self.column - 1
-            if len(src) > 160:
-                start = max(0, col - 80)
-                prefix = "..." if start > 0 else ""
-                src = prefix + src[start:start + 160] + ("..." if start + 160 < len(src) else "")
-                col = col - start + len(prefix)
-            out.append("  " + src.rstrip("\r"))
-            out.append("  " + " " * col + "^")
+        out += caret_excerpt(self.source_line, self.column)
         return "\n".join(out)
 
     def to_dict(self) -> dict:
@@ -933,7 +920,7 @@ class _Checker:
         elif op == "conditional":
             if "branch_computations" in ins.attrs:
                 names = [x for x in ins.attrs["branch_computations"]]
-                branches = [(f"branch_computations", self.comps.get(n)) for n in names]
+                branches = [("branch_computations", self.comps.get(n)) for n in names]
             else:
                 branches = [("true_computation", callee.get("true_computation")),
                             ("false_computation", callee.get("false_computation"))]

@@ -135,7 +135,6 @@ class HloLexer(Lexer):
         source = inp.source
         text = source.text
         pos, end = inp.start, inp.end
-        match = self.master.match
         group_type = self.group_type
         keywords = self.keywords
         lbrace = self.lbrace

@@ -7,7 +7,6 @@ those over 10 elements as `{...}`, which loses data).
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Optional
 
