@@ -142,6 +142,8 @@ LT = "lt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = pred[
     ("p = u16[4] parameter(0)\n ROOT r = shift-left(p, p)", "u16[4]"),
     ("p = s4[4] parameter(0)\n ROOT r = not(p)", "s4[4]"),
     ("p = c64[4] parameter(0)\n ROOT r = remainder(p, p)", "c64[4]"),  # XLA infers it
+    ("p = c64[4] parameter(0)\n ROOT r = acosh(p)", "c64[4]"),
+    ("p = c128[4] parameter(0)\n ROOT r = logistic(p)", "c128[4]"),
     ("p = f32[4] parameter(0)\n ROOT r = mulhi(p, p)", "f32[4]"),  # no type rule in XLA's inference
     ("p = u32[4] parameter(0)\n ROOT r = negate(p)", "u32[4]"),
     # EX-01 clamp with scalar bounds; EX-02/03 select
@@ -398,6 +400,7 @@ def test_async_rules(body, want):
 @pytest.mark.parametrize("body,msg", [
     ("p = s32[4] parameter(0)\n ROOT r = f32[4] sine(p)", "expected a floating-point or complex operand for sine, got s32"),
     ("p = s32[4] parameter(0)\n ROOT r = s32[4] erf(p)", "expected a floating-point operand for erf, got s32"),
+    ("p = c64[4] parameter(0)\n ROOT r = c64[4] cbrt(p)", "expected a floating-point operand for cbrt, got c64"),
     ("p = f32[4] parameter(0)\n ROOT r = f32[4] popcnt(p)", "expected an integral operand for popcnt, got f32"),
     ("p = u8[4] parameter(0)\n ROOT r = u8[4] sign(p)", "expected a signed or complex operand for sign, got u8"),
     ("p = u8[4] parameter(0)\n ROOT r = u8[4] abs(p)", "expected a signed, floating-point or complex operand for abs, got u8"),

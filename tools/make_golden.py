@@ -91,6 +91,7 @@ BF16, F16, F32, F64 = D("bfloat16"), D("float16"), D("float32"), D("float64")
 C64, C128 = D("complex64"), D("complex128")
 F8 = [D(n) for n in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
                      "float8_e4m3b11fnuz", "float8_e3m4", "float8_e4m3", "float8_e8m0fnu")]
+F8E8M0 = D("float8_e8m0fnu")
 F4 = D("float4_e2m1fn")
 FLOATS = [F32, F64, BF16, F16]
 SINTS = [S8, S16, S32, S64, S4, S2]
@@ -292,6 +293,11 @@ class Case:
     labels: Optional[list] = None  # a label per output leaf
     expect: Optional[list] = None  # values the spec documents state (checked when generating)
     note: str = ""
+    # per-output rules that override `compare`: {output index: (rule, reason)}
+    out_compare: Optional[dict] = None
+    # {"before"|"after": reason}: XLA's result for that text is an optimizer/codegen artefact that the
+    # HLO as written does not have; tests/test_golden.py makes that variant a strict xfail
+    xla_artifact: Optional[dict] = None
 
     @property
     def family(self) -> str:
@@ -314,6 +320,21 @@ def add_hlo(name, text, args, compare=EXACT, **kw) -> None:
 
 # ==================================================================================================
 # elementwise
+
+# Optimizer artefacts (see tests/golden/README.md, "Variants XLA itself does not follow"): LLVM folds
+# float compares with zero and float functions of constants as IEEE arithmetic, while XLA:CPU runs
+# with denormals flushed.  The `after.hlo` text then no longer describes XLA's result.
+BF16_PRED_ARTIFACT = (
+    "after.hlo converts bf16 to f32 and compares the f32 with 0 inside a fusion; a bf16 subnormal is an "
+    "f32 subnormal, which XLA:CPU's f32 compare reads as 0 (DAZ: compare(f32 1e-40, 0, NE) = false), "
+    "but LLVM folds convert+compare into an integer test of the bf16 bits, so XLA's compiled fusion "
+    "gives true. The HLO as written gives false; before.hlo (bf16 compare/convert) gives XLA's true.")
+E8M0_ARTIFACT = (
+    "after.hlo converts f8e8m0fnu 0x00 (2^-127, an f32 subnormal) to f32 and applies sign/ceil in "
+    "f32 inside a fusion; XLA:CPU's f32 sign/ceil flush that subnormal (sign(f32 2^-127) = 0, then "
+    "convert 0 -> f8e8m0fnu = NaN), but LLVM folds sign/ceil of the converted constant with IEEE "
+    "arithmetic and XLA's compiled fusion gives 1. The HLO as written gives NaN; before.hlo (the "
+    "f8e8m0fnu ops themselves) gives XLA's 1.")
 
 def rnd_afz(x):
     return lax.round(x, lax.RoundingMethod.AWAY_FROM_ZERO)
@@ -377,6 +398,10 @@ def gen_elementwise():
         o = np.ones_like(x)
         # (ones and zeros are parameters: XLA's simplifier deletes `x * 1`, and the deleted multiply
         # would not flush)
+        exp_rule = None
+        if dt in (F32, F64):  # exp(1) is in the data: XLA's exp is not correctly rounded everywhere
+            exp_rule = {25: ({"ulp": 1}, "exp is a transcendental: XLA:CPU's exp and NumPy's differ by 1 ulp "
+                                         "(f32 exp(1): XLA 0x402df854, NumPy 0x402df855)")}
         add(f"{fam}/subnormals_{hname(dt)}",
             lambda x, z, o: (x + z, x * o, x - x, x * 0.5, x / 2, lax.max(x, z), lax.min(x, z), lax.eq(x, z),
                           lax.lt(z, x), lax.abs(x), lax.neg(x), lax.select(lax.lt(z, x), x, z), lax.sign(x),
@@ -389,14 +414,17 @@ def gen_elementwise():
             [x, z, o], labels=["add 0", "mul 1", "x - x", "mul 0.5", "div 2", "max 0", "min 0", "eq 0", "0 lt x",
                             "abs", "negate", "select(0 < x)", "sign", "sqrt", "floor", "ceil(-x)", "to f64", "to f32",
                             "to bf16", "to f16", "to pred", "to s32", "bitcast", "reduce-precision e8m7",
-                            "is-finite", "exp"])
+                            "is-finite", "exp"],
+            out_compare=exp_rule,
+            xla_artifact=None if dt != BF16 else {"after": BF16_PRED_ARTIFACT})
     # ---- f8 / f4 unary: exact ops + a few transcendentals (computed via f32 by XLA)
     for dt in F8 + [F4]:
         x = vals(dt, 32, "f8u")
         add(f"{fam}/unary_exact_{hname(dt)}",
             lambda x: (lax.abs(x), lax.neg(x), lax.sign(x), lax.floor(x), lax.ceil(x), rnd_even(x),
                        lax.is_finite(x), lax.sqrt(x)),
-            [x], labels=["abs", "negate", "sign", "floor", "ceil", "round-nearest-even", "is-finite", "sqrt"])
+            [x], labels=["abs", "negate", "sign", "floor", "ceil", "round-nearest-even", "is-finite", "sqrt"],
+            xla_artifact={"after": E8M0_ARTIFACT} if dt == F8E8M0 else None)
         if dt != F4:
             add(f"{fam}/unary_transc_{hname(dt)}",
                 lambda x: (lax.exp(x), lax.log(x), lax.tanh(x), lax.sin(x)), [x], {"ulp": 1},
@@ -604,7 +632,8 @@ def gen_convert():
         add(f"{fam}/{hname(src)}_to_ints", conv_to(all_ints), [x], labels=[hname(t) for t in all_ints])
         add(f"{fam}/{hname(src)}_to_floats", conv_to([t for t in all_floats if t != src]), [x],
             labels=[hname(t) for t in all_floats if t != src])
-        add(f"{fam}/{hname(src)}_to_pred_complex", conv_to([PRED, C64, C128]), [x], labels=["pred", "c64", "c128"])
+        add(f"{fam}/{hname(src)}_to_pred_complex", conv_to([PRED, C64, C128]), [x], labels=["pred", "c64", "c128"],
+            xla_artifact={"after": BF16_PRED_ARTIFACT} if src == BF16 else None)
     for src in [F4]:
         x = vals(src, 16, "f4")
         add(f"{fam}/{hname(src)}_to_all", conv_to([F32, BF16, F16, S32, U8, F8[0], PRED]), [x],
@@ -1374,6 +1403,11 @@ def write_case(case: Case, out_dir: Path, cmp) -> dict:
         info["spec_example"] = True
     if case.note:
         info["note"] = case.note
+    for k, (rule, reason) in (case.out_compare or {}).items():
+        outs_meta[k]["compare"] = rule
+        outs_meta[k]["compare_reason"] = reason
+    if case.xla_artifact:
+        info["xla_artifact"] = dict(case.xla_artifact)
     (d / "case.json").write_text(json.dumps(info, indent=1) + "\n")
     problem = _check_expect(case, leaves, cmp)
     return {"problem": problem}

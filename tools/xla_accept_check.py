@@ -4,8 +4,8 @@
 For every corpus text (tests/corpus by default; `xla_rejects/` is skipped: XLA refuses those originals):
 
   1. we parse it and print it (hlo_interp.format_text);
-  2. XLA parses the ORIGINAL and OUR PRINT (`jaxlib._hlo.hlo_module_from_text`, which also runs XLA's
-     verifier) and re-prints both (`to_string()`);
+  2. XLA parses the ORIGINAL and OUR PRINT (`jaxlib._hlo.hlo_module_from_text`: XLA's parser only,
+     not its verifier) and re-prints both (`to_string()`);
   3. verdict:
        same       XLA accepts ours and its re-print of ours equals its re-print of the original;
        accepted   XLA accepts ours, but the original has elided `{...}` constants (XLA fills those with

@@ -280,9 +280,9 @@ def _sig(params, result) -> str:
 # --------------------------------------------------------------------------------------------------
 # Elementwise
 
-_FLOAT_ONLY = {"floor", "ceil", "round-nearest-afz", "round-nearest-even", "erf"}
+_FLOAT_ONLY = {"floor", "ceil", "round-nearest-afz", "round-nearest-even", "erf", "cbrt"}
 _FLOAT_OR_COMPLEX = {"cosine", "sine", "exponential", "exponential-minus-one", "log", "log-plus-one",
-                     "logistic", "rsqrt", "sqrt", "cbrt", "tanh", "tan", "acos", "acosh", "asin",
+                     "logistic", "rsqrt", "sqrt", "tanh", "tan", "acos", "acosh", "asin",
                      "asinh", "atan", "atanh", "sinh", "cosh"}
 
 
