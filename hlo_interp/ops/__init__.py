@@ -2,7 +2,8 @@
 (see registry.py for the contract)."""
 from . import registry  # noqa: F401
 
-_FAMILIES = ("elementwise", "movement", "reduce", "dot", "control")
+_FAMILIES = ("elementwise", "movement", "reduce", "dot", "control", "window", "gather_scatter", "sort",
+             "fft", "linalg", "rng")
 
 
 def load_all() -> None:
