@@ -17,6 +17,7 @@ runs, so an unsupported opcode anywhere fails before a single instruction execut
 from __future__ import annotations
 
 import builtins
+import functools
 import os
 import warnings
 from dataclasses import dataclass
@@ -61,6 +62,7 @@ _SIDE_EFFECTS = frozenset(("outfeed", "infeed", "send", "send-done", "recv", "re
                            "collective-permute", "reduce-scatter", "collective-broadcast"))
 
 
+@functools.lru_cache(maxsize=None)
 def default_max_bytes() -> int:
     """Half of the machine's memory (MemTotal), or 8 GiB when it cannot be read."""
     try:
@@ -461,20 +463,22 @@ def _prepare(x: Any, shape: ir.Shape, what: str, ins: ir.Instruction) -> Any:
     return a
 
 
-def flatten_result(v: Any) -> list[np.ndarray]:
-    """The leaves of a value, depth-first (tokens carry no data and are left out)."""
-    out: list[np.ndarray] = []
+def _flatten_into(x: Any, out: list) -> None:
+    if isinstance(x, tuple):
+        for y in x:
+            _flatten_into(y, out)
+    elif x is not TOKEN:
+        a = np.asarray(x)
+        if not a.flags.writeable:  # constants (shared by every run) are read-only: give a copy
+            a = a.copy()
+        out.append(a)
 
-    def walk(x):
-        if isinstance(x, tuple):
-            for y in x:
-                walk(y)
-        elif x is not TOKEN:
-            a = np.asarray(x)
-            if not a.flags.writeable:  # constants (shared by every run) are read-only: give a copy
-                a = a.copy()
-            out.append(a)
-    walk(v)
+
+def flatten_result(v: Any) -> list[np.ndarray]:
+    """The leaves of a value, depth-first (tokens carry no data and are left out).  (No nested closure:
+    one would form a reference cycle that keeps the result alive until the next garbage collection.)"""
+    out: list[np.ndarray] = []
+    _flatten_into(v, out)
     return out
 
 

@@ -416,3 +416,81 @@ def test_atan2_denormal_y():
     assert got32[:2].tolist() == [np.float32(np.pi / 2), -np.float32(np.pi / 2)]
     assert got32[3] == -np.float32(np.pi)
     # (XLA gives atan2(1e-45, 1) = 1e-45 but atan2(1e-45, 0.99 or 1.01) = 0: not reproduced, see KNOWN)
+
+
+def _blocks(dt, n=4096, seed=1):
+    """Large (> the kernels' fast-path thresholds) arrays with the special values sprinkled in."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(n).astype(dt)
+    specials = np.array([0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf, 1.0, -1.0], dt)
+    x[rng.integers(0, n, 600)] = specials[rng.integers(0, len(specials), 600)]
+    return x
+
+
+@pytest.mark.parametrize("ty,dt", [("f32", np.float32), ("f64", np.float64)])
+def test_large_maximum_minimum_signed_zeros_and_nan(ty, dt):
+    # The fast paths (one ufunc + a min-reduction over the bit patterns) on large arrays: every pair of
+    # {+0, -0} in both orders, NaN from either side, mixed with random values.
+    a, b = _blocks(dt, seed=1), _blocks(dt, seed=2)
+    a[:4], b[:4] = np.array([-0.0, 0.0, -0.0, 0.0], dt), np.array([0.0, -0.0, -0.0, 0.0], dt)
+    body = f"  a = {ty}[4096] parameter(0)\n  b = {ty}[4096] parameter(1)\n"
+    mx = run1(mod(body + f"  ROOT r = {ty}[4096] maximum(a, b)"), a, b)[0]
+    mn = run1(mod(body + f"  ROOT r = {ty}[4096] minimum(a, b)"), a, b)[0]
+    nan = np.isnan(a) | np.isnan(b)
+    assert np.array_equal(np.isnan(mx), nan) and np.array_equal(np.isnan(mn), nan)
+    zz = (a == 0) & (b == 0)
+    # -0 < +0: maximum is -0 only when both are -0, minimum is +0 only when both are +0
+    assert np.array_equal(np.signbit(mx[zz]), np.signbit(a[zz]) & np.signbit(b[zz]))
+    assert np.array_equal(np.signbit(mn[zz]), np.signbit(a[zz]) | np.signbit(b[zz]))
+    assert mx[:4].tolist() == [0.0, 0.0, -0.0, 0.0] and np.signbit(mx[:4]).tolist() == [False, False, True, False]
+    assert np.signbit(mn[:4]).tolist() == [True, True, True, False]
+    rest = ~nan & ~zz
+    assert np.array_equal(mx[rest], np.maximum(a, b)[rest]) and np.array_equal(mn[rest], np.minimum(a, b)[rest])
+    # ReLU: maximum with a broadcast +0 turns -0 into +0
+    relu = run1(mod(f"  a = {ty}[4096] parameter(0)\n  z = {ty}[] constant(0)\n"
+                    f"  bz = {ty}[4096] broadcast(z), dimensions={{}}\n  ROOT r = {ty}[4096] maximum(a, bz)"), a)[0]
+    assert not np.signbit(relu[~np.isnan(a)]).any()
+    assert np.array_equal(relu[a > 0], a[a > 0])
+
+
+@pytest.mark.parametrize("ty,dt", [("f32", np.float32), ("s32", np.int32), ("u32", np.uint32),
+                                   ("f64", np.float64), ("bf16", ml_dtypes.bfloat16)])
+def test_large_select_is_bit_exact(ty, dt):
+    # select on large arrays (the 4-byte types take a branch-free bit blend): NaN payloads, -0 and
+    # every bit pattern pass through unchanged, with a random mask and with a scalar predicate.
+    rng = np.random.default_rng(3)
+    w = np.dtype(dt).itemsize
+    ut = {2: np.uint16, 4: np.uint32, 8: np.uint64}[w]
+    t = rng.integers(0, np.iinfo(ut).max, 5000, dtype=ut, endpoint=True).view(dt)
+    f = rng.integers(0, np.iinfo(ut).max, 5000, dtype=ut, endpoint=True).view(dt)
+    p = rng.random(5000) < 0.5
+    body = f"  p = pred[5000] parameter(0)\n  t = {ty}[5000] parameter(1)\n  f = {ty}[5000] parameter(2)\n"
+    got = run1(mod(body + f"  ROOT r = {ty}[5000] select(p, t, f)"), p, t, f)[0]
+    assert got.dtype == np.dtype(dt)
+    assert np.array_equal(got.view(ut), np.where(p, t.view(ut), f.view(ut)))
+    body0 = f"  p = pred[] parameter(0)\n  t = {ty}[5000] parameter(1)\n  f = {ty}[5000] parameter(2)\n"
+    for pv in (True, False):
+        got0 = run1(mod(body0 + f"  ROOT r = {ty}[5000] select(p, t, f)"), np.array(pv), t, f)[0]
+        assert np.array_equal(got0.view(ut), (t if pv else f).view(ut))
+
+
+def test_plain_cast_fast_paths():
+    # f32 <-> bf16 and f32 <-> f64 are bound to one cast; the XLA facts they must keep
+    # (tests/golden/README.md facts 1 and 6): f32 -> bf16 rounds half to even on the bits and keeps
+    # bf16 subnormals; bf16 -> f32 is exact; f32 -> f64 reads an f32 subnormal as 0 (flushing).
+    bf = ml_dtypes.bfloat16
+    x = np.array([1.0 + 2.0 ** -8, 1.0 + 3 * 2.0 ** -8, 1e-40, -1e-40, 1.1754942e-38, 3.4e38, np.inf, np.nan] * 200,
+                 np.float32)
+    r = run1(mod("  x = f32[1600] parameter(0)\n  ROOT r = bf16[1600] convert(x)"), x)[0]
+    assert r.dtype == np.dtype(bf)
+    # XLA:CPU's values (jaxlib 0.10.2)
+    assert r[:8].view(np.uint16).tolist() == [0x3F80, 0x3F82, 0x0001, 0x8001, 0x0080, 0x7F80, 0x7F80, 0x7FC0]
+    back = run1(mod("  x = bf16[1600] parameter(0)\n  ROOT r = f32[1600] convert(x)"), r)[0]
+    assert back.dtype == np.float32
+    assert back[:7].tolist() == [1.0, 1.015625, 9.183549615799121e-41, -9.183549615799121e-41,
+                                 1.1754943508222875e-38, np.inf, np.inf] and np.isnan(back[7])
+    wide = run1(mod("  x = f32[1600] parameter(0)\n  ROOT r = f64[1600] convert(x)"), x)[0]
+    if nx.denormal_flushing_available():
+        assert wide[2:5].tolist() == [0.0, -0.0, 0.0] and np.signbit(wide[3])
+    assert wide[5] == 3.3999999521443642e+38
+    assert wide[0] == 1.0 + 2.0 ** -8

@@ -16,6 +16,10 @@ by tools/make_elementwise_vectors.py), where they differ from NumPy's:
     around an evaluation, and the few ops that return tiny inputs unchanged (tan, sine, tanh f32,
     exponential-minus-one, asin, ...) do so here too.
 
+Speed: the common f32/f64 paths are one ufunc call (add, subtract, multiply, divide, exponential,
+compare, convert f32<->f64/bf16), maximum/minimum add one read-only min-reduction over the result's
+bits (the -0/+0 rule), select on 4-byte types is a branch-free bit blend (np.where branches per element).
+
 The plain functions take and return NumPy arrays; each `@kernel` builder decodes attributes once,
 binds the implementation for the operand type, and returns a closure (see registry.py).  NumPy's
 floating-point warnings are silenced by the evaluator, which runs a whole computation under one
@@ -473,7 +477,8 @@ def _divide_impl(dt):
             return _sub_byte_div(int_divide)(dt)
         return _quiet(int_divide)
     if k == "float":
-        return _quiet(np.true_divide) if dt in (F32, F64) else _via_f32(np.true_divide, dt)
+        # f32/f64: the bare ufunc (x/0 and 0/0 warnings are silenced by the evaluator's errstate)
+        return np.true_divide if dt in (F32, F64) else _via_f32(np.true_divide, dt)
     if k == "complex":
         return _quiet(np.true_divide)
     return None
@@ -495,20 +500,58 @@ _register_same("subtract", _arith(np.subtract, np.subtract, np.subtract, pred_fn
 _register_same("multiply", _arith(np.multiply, np.multiply, np.multiply, pred_fn=np.logical_and))
 _register_same("divide", _divide_impl)
 _register_same("remainder", _remainder_impl)
+_SIGNED_OF = {np.dtype(np.float32): np.dtype(np.int32), np.dtype(np.float64): np.dtype(np.int64)}
+_UNSIGNED_OF = {np.dtype(np.float32): np.dtype(np.uint32), np.dtype(np.float64): np.dtype(np.uint64)}
+
+
 def float_max(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """NaN-propagating maximum with -0 < +0 (XLA:CPU)."""
+    """NaN-propagating maximum with -0 < +0 (XLA:CPU), f32/f64.
+
+    np.maximum propagates NaN and returns one operand when they compare equal, so only a -0 result
+    can be wrong (the maximum is +0 when either operand is +0).  -0's bit pattern is the smallest
+    signed integer, so one read-only min-reduction finds it (cheaper than comparing with 0); the fix
+    (rare: -0 results) takes the sign bit from both operands.  Under denormal flushing NumPy's result
+    holds no subnormal (it reads and writes them as zeros like XLA), so its zeros are exactly these."""
     r = np.maximum(a, b)
-    z = r == 0
-    if z.any():
-        r = np.where(z & (a == b), a + b, r)  # both zero: +0 unless both are -0
+    sdt = _SIGNED_OF.get(r.dtype)
+    if sdt is None or r.size == 0:  # other types: the plain comparison path
+        return _max_fix_slow(a, b, r)
+    neg0 = np.iinfo(sdt).min
+    rb = r.view(sdt)
+    if rb.min() == neg0:
+        udt = _UNSIGNED_OF[r.dtype]
+        # at a -0 result: -0 iff both operands have the sign bit (they are <= -0)
+        sign = udt.type(1 << (8 * udt.itemsize - 1))
+        both = np.bitwise_and(np.asarray(a).view(udt), np.asarray(b).view(udt)) & sign
+        r = np.where(rb == neg0, both.view(r.dtype), r)
     return r
 
 
 def float_min(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """NaN-propagating minimum with -0 < +0 (XLA:CPU)."""
+    """NaN-propagating minimum with -0 < +0 (XLA:CPU), f32/f64: the mirror of float_max (only a +0
+    result can be wrong; +0 is the smallest unsigned bit pattern)."""
     r = np.minimum(a, b)
+    udt = _UNSIGNED_OF.get(r.dtype)
+    if udt is None or r.size == 0:
+        return _min_fix_slow(a, b, r)
+    rb = r.view(udt)
+    if rb.min() == 0:
+        sign = udt.type(1 << (8 * udt.itemsize - 1))
+        either = np.bitwise_or(np.asarray(a).view(udt), np.asarray(b).view(udt)) & sign
+        r = np.where(rb == 0, either.view(r.dtype), r)
+    return r
+
+
+def _max_fix_slow(a, b, r):
     z = r == 0
-    if z.any():
+    if np.any(z):
+        r = np.where(z & (a == b), a + b, r)  # both zero: +0 unless both are -0
+    return r
+
+
+def _min_fix_slow(a, b, r):
+    z = r == 0
+    if np.any(z):
         r = np.where(z & (a == b), -((-a) + (-b)), r)  # both zero: -0 unless both are +0
     return r
 
@@ -853,6 +896,14 @@ def _k_compare(ins, ctx):
 # Ternary
 
 def select(p: np.ndarray, t: np.ndarray, f: np.ndarray) -> np.ndarray:
+    """np.where, or for large 4-byte arrays a branch-free blend of the bit patterns,
+    f ^ ((t ^ f) * p): np.where branches per element and costs ~6x more on an unpredictable mask
+    (e.g. a ReLU gradient's x > 0); the blend costs about np.where's best case on any mask."""
+    if t.dtype.itemsize == 4 and t.size >= 1024 and t.shape == f.shape and (p.shape == t.shape or p.ndim == 0):
+        o = np.bitwise_xor(t.view(np.uint32), f.view(np.uint32))
+        np.multiply(o, p, out=o)
+        np.bitwise_xor(o, f.view(np.uint32), out=o)
+        return o.view(t.dtype)
     return np.where(p, t, f)
 
 
@@ -941,8 +992,17 @@ def _k_convert(ins, ctx):
             _kind(dt)
         except KeyError:
             return None
+        if (dt, dst) in _PLAIN_CASTS:  # one cast, nothing for convert() to adjust
+            return lambda x: x.astype(dst)
         return lambda x: convert(x, dst)
     return _by_operand_dtype(ins, impl, ctx)
+
+
+# Conversions for which convert() reduces to `x.astype(dst)`: f32 <-> f64 (the hardware cast, which
+# honours the flushing mode like XLA) and f32 <-> bf16 (ml_dtypes' integer rounding, which keeps bf16
+# subnormals like XLA).  Bound directly, they cost one cast.
+_BF16 = np.dtype(nx.ml_dtypes.bfloat16)
+_PLAIN_CASTS = {(F32, F64), (F64, F32), (F32, _BF16), (_BF16, F32)}
 
 
 def bitcast_convert(x: np.ndarray, dst: np.dtype, dims: tuple) -> np.ndarray:
