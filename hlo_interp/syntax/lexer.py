@@ -81,12 +81,42 @@ def _scan_balanced(text: str, pos: int, end: int, open_ch: str, close_ch: str, s
                 return i
 
 
+_BUILT: dict[tuple, dict] = {}
+
+
+class _Dispatch(dict):
+    """char -> compiled alternation of the terminals that can start with it (None: no terminal can)."""
+
+    def __init__(self, firsts):
+        super().__init__()
+        self.firsts = firsts
+
+    def __missing__(self, ch: str):
+        if ch in " \t\f\r\n" or ord(ch) > 127:
+            sub = []
+        else:
+            sub = [part for fc, part in self.firsts if fc is None or ch in fc]
+        pat = re.compile("|".join(sub)) if sub else None
+        self[ch] = pat
+        return pat
+
+
 class HloLexer(Lexer):
     """Custom Lark lexer (interface 2): lex(lexer_state, parser_state) -> tokens."""
     __future_interface__ = 2
 
     def __init__(self, lexer_conf):
         terminals = list(lexer_conf.terminals)
+        # Lark builds one lexer and the parser driver another: compile the regexes once per process.
+        key = tuple((str(t.name), t.pattern.to_regexp()) for t in terminals)
+        built = _BUILT.get(key)
+        if built is not None:
+            self.__dict__.update(built)
+            return
+        self._build(terminals)
+        _BUILT[key] = dict(self.__dict__)
+
+    def _build(self, terminals) -> None:
         order = _GRAMMAR_TERMINAL_ORDER
         named = [t for t in terminals if t.name in order]
         named.sort(key=lambda t: order[t.name])
@@ -107,19 +137,10 @@ class HloLexer(Lexer):
             group = str(t.name)
             parts.append(f"(?P<{group}>{t.pattern.to_regexp()})")
             self.group_type[group] = None if group in _IGNORED else group
-        # Leading white space is skipped by the same match as the token after it.
-        self.master = re.compile(r"[ \t\f\r\n]*(?:" + "|".join(parts) + ")")
         # First-character dispatch: for each character, the alternation restricted (in the same
         # order) to the terminals that can start with it.  Same tokens, far fewer failed attempts.
-        firsts = [(_first_chars(part), part) for part in parts]
-        self.dispatch: dict[str, re.Pattern] = {}
-        for code in range(128):
-            ch = chr(code)
-            if ch in " \t\f\r\n":
-                continue
-            sub = [part for fc, part in firsts if fc is None or ch in fc]
-            if sub:
-                self.dispatch[ch] = re.compile("|".join(sub))
+        # Compiled on first use of each character (start-up: a text uses a few dozen of them).
+        self.dispatch = _Dispatch([(_first_chars(part), part) for part in parts])
         self.lbrace = next((str(t.name) for t in puncts if t.pattern.value == "{"), None)
         self.rpar = next((str(t.name) for t in puncts if t.pattern.value == ")"), None)
         self.rbrace = next((str(t.name) for t in puncts if t.pattern.value == "}"), None)
@@ -158,7 +179,7 @@ class HloLexer(Lexer):
                 if pos >= end:
                     return
                 ch = text[pos]
-            sub = dispatch.get(ch)
+            sub = dispatch[ch]
             m = sub.match(text, pos, end) if sub is not None else None
             if m is None:
                 raise _lex_error(source, pos, end)
