@@ -351,6 +351,10 @@ def bench_model(model: str, rounds: int, process_rounds: int, after: bool, have_
 
     # whole process
     if process_rounds > 0:
+        # As a pip-installed package is (pip writes .pyc files at install), even where
+        # PYTHONDONTWRITEBYTECODE is set: otherwise every process compiles our sources again.
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "hlo_interp")],
+                       capture_output=True)
         inp = tmp / f"{model}.in.npz"
         np.savez(inp, **{f"arg{i}": a for i, a in enumerate(inputs)})
         env = dict(os.environ)
