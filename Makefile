@@ -1,7 +1,7 @@
 # Developer shortcuts.  The README's commands are the reference; these wrap them.
 PY ?= python3
 
-.PHONY: install dev test corpus xla-check bench lint clean
+.PHONY: install dev test corpus golden xla-check xla-verify bench bench-run bench-check lint clean
 
 install:            ## install the package (what a user does)
 	pip install .
@@ -15,11 +15,23 @@ test:               ## the test suite (same command as the README and .ci/run)
 corpus:             ## regenerate tests/corpus/jax with JAX (dev only: pip install jax)
 	$(PY) tools/make_corpus.py
 
+golden:             ## regenerate tests/golden with JAX/XLA:CPU (dev only)
+	$(PY) tools/make_golden.py
+
+xla-verify:         ## agreement of `hlo check` with XLA's verifier (needs jax)
+	$(PY) tools/xla_verify_compare.py
+
 xla-check:          ## compare our printing with XLA's own parser over the corpus (needs jax)
 	$(PY) tools/xla_accept_check.py tests/corpus
 
 bench:              ## parse speed (needs jax for the large dump and XLA's parser)
 	$(PY) bench/parse.py
+
+bench-run:          ## hlo-run vs hand-written NumPy vs XLA:CPU (needs jax)
+	$(PY) bench/run.py
+
+bench-check:        ## hlo check throughput, -j 1 vs -j 2
+	$(PY) bench/check.py
 
 lint:               ## static checks (pip install ruff)
 	$(PY) -m ruff check hlo_interp tests tools bench
