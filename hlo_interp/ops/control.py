@@ -258,6 +258,15 @@ def _bitcast(ins, ctx):
     if src.num_elements() * sbits != dst.num_elements() * dbits:
         raise error_at(ins, f"bitcast changes the size in bits: {src.num_elements() * sbits} -> "
                             f"{dst.num_elements() * dbits}")
+    if src.rank == 0 and dst.rank == 0 and sbits == dbits and "pred" not in (
+            src.element_type.kind, dst.element_type.kind):
+        # scalar reinterpretation (XLA:CPU's comparators: `s32[] bitcast(f32[])`); elementwise, so it
+        # also serves computations that reduce/map/sort call on whole vectors
+        if sdt == ddt:
+            return lambda x: x
+        from .numerics import same_width_bitcast
+        from ..types import dtype_kind
+        return same_width_bitcast(ddt, dbits, dtype_kind(ddt))
     if sdt != ddt and (sbits % 8 or dbits % 8 or src.element_type.kind == "pred"
                        or dst.element_type.kind == "pred"):
         raise unsupported(ins, f"bitcast from {src.element_type.name} to {dst.element_type.name} "

@@ -459,3 +459,23 @@ def denormal_flushing_available() -> bool:
     return _mxcsr() is not None
 
 
+
+
+def same_width_bitcast(dst_dtype, bits: int, dst_kind: str):
+    """f(x) -> x's bits read as dst_dtype, element by element, for element types of equal width `bits`
+    (any array shape; sub-byte types are stored one element per byte, as ml_dtypes keeps them)."""
+    dt = np.dtype(dst_dtype)
+    if bits % 8 == 0:
+        def run(x):
+            return np.ascontiguousarray(x).view(dt)
+        return run
+    mask = (1 << bits) - 1
+
+    def run_sub(x):
+        raw = np.ascontiguousarray(x).view(np.uint8) & mask
+        if dst_kind == "sint":
+            return (raw.astype(np.int8) - ((raw >> (bits - 1)).astype(np.int8) << bits)).astype(dt)
+        if dst_kind == "uint":
+            return raw.astype(dt)
+        return raw.view(dt)
+    return run_sub

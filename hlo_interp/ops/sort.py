@@ -147,23 +147,9 @@ class VectorComputation:
                 ins.shape.element_type.dtype is None or src.shape.element_type.dtype is None or \
                 "pred" in (src.shape.element_type.kind, ins.shape.element_type.kind):
             raise _CmpError("bitcast that is not scalar same-width")
-        dt = np.dtype(ins.shape.element_type.dtype)
-        bits = ins.shape.element_type.bits
-        if bits % 8 == 0:
-            def run(x):
-                return np.ascontiguousarray(x).view(dt)
-            return run
-        mask = (1 << bits) - 1
-        kind = dtype_kind(dt)
-
-        def run_sub(x):
-            raw = np.ascontiguousarray(x).view(np.uint8) & mask
-            if kind == "sint":
-                return (raw.astype(np.int8) - ((raw >> (bits - 1)).astype(np.int8) << bits)).astype(dt)
-            if kind == "uint":
-                return raw.astype(dt)
-            return raw.view(dt)
-        return run_sub
+        from .numerics import same_width_bitcast
+        et = ins.shape.element_type
+        return same_width_bitcast(et.dtype, et.bits, dtype_kind(et.dtype))
 
     def params_of(self, name: str, _memo=None) -> frozenset:
         memo = _memo if _memo is not None else {}
