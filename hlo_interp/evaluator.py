@@ -248,7 +248,8 @@ def build_plan(comp: ir.Computation, ctx: EvalContext) -> list[tuple]:
             except Exception as e:  # a kernel builder's bug: still a located message
                 raise error_at(ins, f"internal error preparing '{ins.opcode}': {type(e).__name__}: {e}") from e
             ops = tuple(slot_of[o] for o in ins.operands)
-            if ins.opcode not in _NO_FOLD and all(o in consts for o in ops) and \
+            if ins.opcode not in _NO_FOLD and not ins.opcode.endswith(("-start", "-update", "-done")) \
+                    and all(o in consts for o in ops) and \
                     shape_bytes(ins.shape) <= _FOLD_MAX_BYTES:
                 fn = _fold(fn, [consts[o] for o in ops], ins, ctx)
             if hasattr(fn, "const"):

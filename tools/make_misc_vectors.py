@@ -1,0 +1,499 @@
+#!/usr/bin/env python3
+"""Regenerate tests/data/misc/: XLA:CPU's results for batch-norm-training/-inference/-grad, the async
+wrappers (async-start/-update/-done, `<op>-start/-done` sugar, copy-start/-done), get-/set-dimension-size,
+dynamic-reshape and ragged-dot (dev-only: needs jax/jaxlib; the tests only read the committed files).
+
+Two kinds of cases:
+  * JAX programs (`jax.jit(f).lower(*args)`): the pre-optimization text (`as_text(dialect="hlo")`) and
+    XLA:CPU's optimized module (`.compile().as_text()`) are stored with XLA's outputs;
+  * hand-written HLO (JAX emits no batch-norm op): parsed by XLA's parser, converted to StableHLO,
+    compiled and run by the XLA:CPU client JAX uses; the text and XLA's optimized module are stored.
+
+Files: `cases.json` (per case: id, compare rule, texts, input/output metadata) and `arrays.npz`
+(`<id>/argK`, `<id>/outK`; bf16/f8/sub-byte types stored as raw bits in the unsigned type of the same
+width).
+
+    python3 tools/make_misc_vectors.py [--only SUBSTRING]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import ml_dtypes
+import numpy as np
+
+try:
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+except ImportError:  # pragma: no cover
+    sys.exit("make_misc_vectors.py needs JAX (dev-only tool)")
+
+jax.config.update("jax_enable_x64", True)
+jax.config.update("jax_traceback_in_locations_limit", 0)
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "tests" / "data" / "misc"
+NATIVE = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+          "float32", "float64", "complex64", "complex128"}
+F32 = {"rtol": 2e-5, "atol": 2e-5}
+F64 = {"rtol": 1e-12, "atol": 1e-12}
+HALF = {"rtol": 0, "atol": 0, "ulps": 1}
+rng = np.random.default_rng(11)
+
+CASES = []
+
+
+def jcase(cid, fn, *args, compare="exact"):
+    CASES.append({"id": cid, "kind": "jax", "fn": fn, "args": args, "compare": compare})
+
+
+def hcase(cid, text, *args, compare="exact", ref=None, jref=None):
+    """`ref`: an equivalent text XLA:CPU can run (when it cannot run `text` itself: async wrappers,
+    copy-start); XLA's results and optimized module ("after") are then those of `ref`."""
+    CASES.append({"id": cid, "kind": "hlo", "text": text, "args": args, "compare": compare, "ref": ref,
+                  "jref": jref})
+
+
+def rndf(shape, dtype, scale=1.0, loc=0.0):
+    return (rng.standard_normal(shape) * scale + loc).astype(dtype)
+
+
+def rnd(shape, dtype, lo=-4, hi=4):
+    return rng.integers(lo, hi, size=shape).astype(dtype)
+
+
+TYPES = [("f32", np.float32, F32), ("f64", np.float64, F64), ("f16", np.float16, "tol_f16"),
+         ("bf16", ml_dtypes.bfloat16, "tol_bf16")]
+# bf16/f16 batch norms compute as XLA:CPU does (per-step rounding, XLA's reduction order): bit-exact
+TOL = {"tol_f16": "exact", "tol_bf16": "exact"}
+
+
+def dims(d):
+    return ",".join(map(str, d))
+
+
+# ---------------------------------------------------------------------------------------- batch norm
+def bn_training(t, shape, fi, eps):
+    F = shape[fi]
+    return f"""HloModule bn_training
+ENTRY e {{
+  x = {t}[{dims(shape)}] parameter(0)
+  scale = {t}[{F}] parameter(1)
+  offset = {t}[{F}] parameter(2)
+  ROOT bn = ({t}[{dims(shape)}], {t}[{F}], {t}[{F}]) batch-norm-training(x, scale, offset), epsilon={eps}, feature_index={fi}
+}}"""
+
+
+def bn_inference(t, shape, fi, eps):
+    F = shape[fi]
+    return f"""HloModule bn_inference
+ENTRY e {{
+  x = {t}[{dims(shape)}] parameter(0)
+  scale = {t}[{F}] parameter(1)
+  offset = {t}[{F}] parameter(2)
+  mean = {t}[{F}] parameter(3)
+  var = {t}[{F}] parameter(4)
+  ROOT bn = {t}[{dims(shape)}] batch-norm-inference(x, scale, offset, mean, var), epsilon={eps}, feature_index={fi}
+}}"""
+
+
+def bn_grad(t, shape, fi, eps):
+    F = shape[fi]
+    return f"""HloModule bn_grad
+ENTRY e {{
+  x = {t}[{dims(shape)}] parameter(0)
+  scale = {t}[{F}] parameter(1)
+  mean = {t}[{F}] parameter(2)
+  var = {t}[{F}] parameter(3)
+  dy = {t}[{dims(shape)}] parameter(4)
+  ROOT bn = ({t}[{dims(shape)}], {t}[{F}], {t}[{F}]) batch-norm-grad(x, scale, mean, var, dy), epsilon={eps}, feature_index={fi}
+}}"""
+
+
+BN_SHAPES = [((2, 3, 4, 5), 3), ((6, 3, 5), 1), ((7, 2), 0), ((5,), 0), ((2, 3, 3, 4), 1)]
+for t, dt, tol in TYPES:
+    cmp = TOL[tol] if isinstance(tol, str) else tol
+    for k, (shape, fi) in enumerate(BN_SHAPES):
+        F = shape[fi]
+        x = rndf(shape, dt, 2.0, 1.0)
+        hcase(f"bn_training_{t}_{k}", bn_training(t, shape, fi, 0.001), x, rndf((F,), dt), rndf((F,), dt),
+              compare=cmp)
+        hcase(f"bn_inference_{t}_{k}", bn_inference(t, shape, fi, 1e-05), x, rndf((F,), dt), rndf((F,), dt),
+              rndf((F,), dt), np.abs(rndf((F,), dt)) + dt(0.1), compare=cmp)
+        hcase(f"bn_grad_{t}_{k}", bn_grad(t, shape, fi, 0.01), x, rndf((F,), dt), rndf((F,), dt),
+              np.abs(rndf((F,), dt)) + dt(0.1), rndf(shape, dt), compare=cmp)
+# large epsilon, zero variance (constant feature), NaN and inf inputs
+x = np.ones((4, 3), np.float32)
+x[:, 1] = rndf((4,), np.float32)
+x[2, 2] = np.nan
+hcase("bn_training_constant_nan", bn_training("f32", (4, 3), 1, 0.5), x, rndf((3,), np.float32),
+      rndf((3,), np.float32), compare=F32)
+x = rndf((4, 3), np.float32)
+x[1, 0] = np.inf
+hcase("bn_inference_inf", bn_inference("f32", (4, 3), 1, 0.5), x, rndf((3,), np.float32), rndf((3,), np.float32),
+      rndf((3,), np.float32), np.array([0.0, 1.0, -0.25], np.float32), compare=F32)
+for t in ("f8e4m3fn", "f8e5m2", "f8e4m3fnuz", "f8e3m4", "f8e4m3"):
+    dt = getattr(ml_dtypes, {"f8e4m3fn": "float8_e4m3fn", "f8e5m2": "float8_e5m2", "f8e4m3fnuz": "float8_e4m3fnuz",
+                             "f8e3m4": "float8_e3m4", "f8e4m3": "float8_e4m3"}[t])
+    x = rndf((6, 3), dt)
+    hcase(f"bn_training_{t}", bn_training(t, (6, 3), 1, 0.001), x, rndf((3,), dt), rndf((3,), dt))
+    hcase(f"bn_inference_{t}", bn_inference(t, (6, 3), 1, 0.001), x, rndf((3,), dt), rndf((3,), dt), rndf((3,), dt),
+          np.abs(rndf((3,), dt)))
+    hcase(f"bn_grad_{t}", bn_grad(t, (6, 3), 1, 0.001), x, rndf((3,), dt), rndf((3,), dt),
+          np.abs(rndf((3,), dt)) + dt(0.5), rndf((6, 3), dt))
+# XLA:CPU computes these in f16 (f8e8m0fnu in f32): positive inputs (f8e8m0fnu has no sign, no zero)
+for t, dt in (("f8e8m0fnu", ml_dtypes.float8_e8m0fnu), ("f4e2m1fn", ml_dtypes.float4_e2m1fn),
+              ("f8e4m3b11fnuz", ml_dtypes.float8_e4m3b11fnuz), ("f8e5m2fnuz", ml_dtypes.float8_e5m2fnuz)):
+    def pos(shape, dt=dt):
+        return (np.abs(rndf(shape, np.float32)) + 0.25).astype(dt)
+    x = pos((6, 3))
+    hcase(f"bn_training_{t}", bn_training(t, (6, 3), 1, 0.001), x, pos((3,)), pos((3,)))
+    hcase(f"bn_inference_{t}", bn_inference(t, (6, 3), 1, 0.001), x, pos((3,)), pos((3,)), pos((3,)), pos((3,)))
+    hcase(f"bn_grad_{t}", bn_grad(t, (6, 3), 1, 0.001), x, pos((3,)), pos((3,)), pos((3,)), pos((6, 3)))
+hcase("bn_training_bf16_long", bn_training("bf16", (300, 2), 1, 0.001), rndf((300, 2), ml_dtypes.bfloat16, 1.0, 3.0),
+      rndf((2,), ml_dtypes.bfloat16), rndf((2,), ml_dtypes.bfloat16))
+hcase("bn_training_f16_long", bn_training("f16", (3, 700), 0, 0.001), rndf((3, 700), np.float16, 1.0, 3.0),
+      rndf((3,), np.float16), rndf((3,), np.float16))
+hcase("bn_grad_f16_long", bn_grad("f16", (40, 2, 13), 1, 0.001), rndf((40, 2, 13), np.float16, 1.0, 3.0),
+      rndf((2,), np.float16), rndf((2,), np.float16, 1.0, 3.0), np.abs(rndf((2,), np.float16)) + np.float16(0.5),
+      rndf((40, 2, 13), np.float16))
+
+
+# ----------------------------------------------------------------------------------------------- async
+hcase("async_generic_forms", (ROOT / "tests/corpus/handwritten/async_generic_forms.hlo").read_text().replace(
+    """%single_op (x: f32[10]) -> f32[20] {
+  %x = f32[10]{0} parameter(0)
+  ROOT %cc = f32[20]{0} custom-call(f32[10]{0} %x), custom_call_target="foo"
+}""", """%single_op (x: f32[10]) -> f32[20] {
+  %x = f32[10]{0} parameter(0)
+  ROOT %cc = f32[20]{0} concatenate(f32[10]{0} %x, f32[10]{0} %x), dimensions={0}
+}"""), rnd((256,), np.int32, -100, 100), np.int32(300), rndf((10,), np.float32), compare=F32,
+    ref="""HloModule async_generic_ref
+wrapped {
+  p1 = s32[1024] parameter(0)
+  c = s32[1024] copy(p1)
+  p2 = s32[256] parameter(1)
+  p3 = s32[] parameter(2)
+  ROOT dus = s32[1024] dynamic-update-slice(c, p2, p3)
+}
+single {
+  x = f32[10] parameter(0)
+  ROOT cc = f32[20] concatenate(x, x), dimensions={0}
+}
+ENTRY main {
+  i5 = s32[] parameter(1)
+  b = s32[1024] broadcast(i5), dimensions={}
+  i0 = s32[256] parameter(0)
+  d1 = s32[1024] call(b, i0, i5), to_apply=wrapped
+  f = f32[10] parameter(2)
+  d2 = f32[20] call(f), to_apply=single
+  d3 = f32[10] exponential(f)
+  ROOT t = (s32[1024], f32[20], f32[10]) tuple(d1, d2, d3)
+}""")
+
+hcase("async_sugar", """HloModule async_sugar
+ENTRY main {
+  p0 = f32[10] parameter(0)
+  a = s32[] parameter(1)
+  b = s32[] parameter(2)
+  add-start = ((s32[], s32[]), s32[], s32[]) add-start(a, b)
+  add-done = s32[] add-done(add-start)
+  ne-start = ((f32[10]), f32[10], s32[]) negate-start(p0)
+  ne-update = ((f32[10]), f32[10], s32[]) negate-update(ne-start)
+  ne-done = f32[10] negate-done(ne-update)
+  ROOT t = (s32[], f32[10]) tuple(add-done, ne-done)
+}""", rndf((10,), np.float32), np.int32(2**31 - 1), np.int32(5), ref="""HloModule async_sugar_ref
+ENTRY main {
+  p0 = f32[10] parameter(0)
+  a = s32[] parameter(1)
+  b = s32[] parameter(2)
+  s = s32[] add(a, b)
+  n = f32[10] negate(p0)
+  ROOT t = (s32[], f32[10]) tuple(s, n)
+}""")
+
+hcase("copy_start_done", """HloModule copy_start_done
+ENTRY main {
+  v1 = f32[] parameter(0)
+  cs1 = (f32[], f32[], u32[]) copy-start(v1), cross_program_prefetch_index=0
+  cd1 = f32[] copy-done(cs1)
+  v2 = f32[2,3]{1,0} parameter(1)
+  cs2 = (f32[2,3]{0,1}, f32[2,3]{1,0}, u32[]) copy-start(v2)
+  cd2 = f32[2,3]{0,1} copy-done(cs2)
+  ROOT t = (f32[], f32[2,3]{0,1}) tuple(cd1, cd2)
+}""", np.float32(3.5), rndf((2, 3), np.float32), ref="""HloModule copy_ref
+ENTRY main {
+  v1 = f32[] parameter(0)
+  c1 = f32[] copy(v1)
+  v2 = f32[2,3]{1,0} parameter(1)
+  c2 = f32[2,3]{0,1} copy(v2)
+  ROOT t = (f32[], f32[2,3]{0,1}) tuple(c1, c2)
+}""")
+
+
+# ------------------------------------------------------------------------------------ dynamic shapes
+hcase("get_dimension_size", """HloModule gds
+ENTRY main {
+  p = f32[7,4,3] parameter(0)
+  a = s32[] get-dimension-size(p), dimensions={0}
+  b = s32[] get-dimension-size(p), dimensions={1}
+  c = s32[] get-dimension-size(p), dimensions={2}
+  ROOT t = (s32[], s32[], s32[]) tuple(a, b, c)
+}""", rndf((7, 4, 3), np.float32))
+
+hcase("set_dimension_size_reduce", """HloModule sds
+add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
+ENTRY main {
+  p = f32[8,3] parameter(0)
+  n = s32[] parameter(1)
+  d = f32[<=8,3] set-dimension-size(p, n), dimensions={0}
+  z = f32[] constant(0)
+  r = f32[3] reduce(d, z), dimensions={0}, to_apply=add
+  g = s32[] get-dimension-size(d), dimensions={0}
+  ROOT t = (f32[3], s32[]) tuple(r, g)
+}""", rnd((8, 3), np.float32), np.int32(5))
+
+for n in (0, 3, 8):  # outside [0, 8]: XLA:CPU keeps the size as given (see the tests)
+    hcase(f"set_dimension_size_n{n}", """HloModule sds
+add { a = s32[] parameter(0)  b = s32[] parameter(1)  ROOT s = s32[] add(a, b) }
+ENTRY main {
+  p = s32[3,8] parameter(0)
+  n = s32[] parameter(1)
+  d = s32[3,<=8] set-dimension-size(p, n), dimensions={1}
+  z = s32[] constant(0)
+  r = s32[3] reduce(d, z), dimensions={1}, to_apply=add
+  g = s32[] get-dimension-size(d), dimensions={1}
+  ROOT t = (s32[3], s32[]) tuple(r, g)
+}""", rnd((3, 8), np.int32, 1, 100), np.int32(n))
+
+hcase("dynamic_reshape", """HloModule dr
+add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
+ENTRY main {
+  p = f32[6,4] parameter(0)
+  a = s32[] parameter(1)
+  b = s32[] parameter(2)
+  r = f32[<=8,3] dynamic-reshape(p, a, b)
+  g0 = s32[] get-dimension-size(r), dimensions={0}
+  g1 = s32[] get-dimension-size(r), dimensions={1}
+  z = f32[] constant(0)
+  s = f32[3] reduce(r, z), dimensions={0}, to_apply=add
+  ROOT t = (s32[], s32[], f32[3]) tuple(g0, g1, s)
+}""", rndf((6, 4), np.float32), np.int32(8), np.int32(3), compare=F32)
+hcase("dynamic_reshape_of_dynamic", """HloModule dr2
+add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
+ENTRY main {
+  p = f32[8,3] parameter(0)
+  n = s32[] parameter(1)
+  d = f32[<=8,3] set-dimension-size(p, n), dimensions={0}
+  m = s32[] parameter(2)
+  r = f32[<=24] dynamic-reshape(d, m)
+  g = s32[] get-dimension-size(r), dimensions={0}
+  z = f32[] constant(0)
+  s = f32[] reduce(r, z), dimensions={0}, to_apply=add
+  ROOT t = (s32[], f32[]) tuple(g, s)
+}""", rnd((8, 3), np.float32), np.int32(4), np.int32(12))
+hcase("dynamic_reshape_static", """HloModule dr
+ENTRY main {
+  p = s32[2,3,4] parameter(0)
+  a = s32[] parameter(1)
+  b = s32[] parameter(2)
+  ROOT r = s32[4,6] dynamic-reshape(p, a, b)
+}""", rnd((2, 3, 4), np.int32, -50, 50), np.int32(4), np.int32(6))
+
+
+# --------------------------------------------------------------------------------------------- ragged
+def rdot(**kw):
+    def f(a, b, g):
+        return lax.ragged_dot(a, b, g, **kw)
+    return f
+
+
+def rdot_general(dn, **kw):
+    def f(a, b, g):
+        return lax.ragged_dot_general(a, b, g, dn, **kw)
+    return f
+
+
+jcase("ragged_dot_f32", rdot(), rndf((12, 5), np.float32), rndf((3, 5, 4), np.float32),
+      np.array([4, 0, 6], np.int32), compare=F32)
+jcase("ragged_dot_f32_short_groups", rdot(), rndf((10, 3), np.float32), rndf((4, 3, 2), np.float32),
+      np.array([2, 3, 1, 1], np.int32), compare=F32)
+jcase("ragged_dot_s32", rdot(), rnd((9, 4), np.int32), rnd((2, 4, 3), np.int32), np.array([5, 4], np.int32))
+jcase("ragged_dot_bf16_f32", rdot(preferred_element_type=jnp.float32), rndf((8, 6), ml_dtypes.bfloat16),
+      rndf((2, 6, 3), ml_dtypes.bfloat16), np.array([3, 5], np.int32), compare=F32)
+jcase("ragged_dot_bf16", rdot(), rnd((8, 6), ml_dtypes.bfloat16), rnd((2, 6, 3), ml_dtypes.bfloat16),
+      np.array([3, 5], np.int32))
+jcase("ragged_dot_f64_s64groups", rdot(), rndf((7, 3), np.float64), rndf((3, 3, 2), np.float64),
+      np.array([2, 2, 3], np.int64), compare=F64)
+try:
+    RDN = lax.RaggedDotDimensionNumbers
+    DDN = (((1,), (0,)), ((), ()))
+    jcase("ragged_contracting_f32", rdot_general(RDN(DDN, lhs_ragged_dimensions=[1], rhs_group_dimensions=[])),
+          rndf((4, 10), np.float32), rndf((10, 3), np.float32), np.array([3, 3, 4], np.int32), compare=F32)
+    BDN = (((2,), (1,)), ((0,), (0,)))
+    jcase("ragged_batch_f32", rdot_general(RDN(BDN, lhs_ragged_dimensions=[0], rhs_group_dimensions=[])),
+          rndf((2, 5, 4), np.float32), rndf((2, 4, 3), np.float32), np.array([1, 1], np.int32), compare=F32)
+    NDN = (((2,), (1,)), ((0,), (0,)))
+    jcase("ragged_noncontracting_batched_f32",
+          rdot_general(RDN(((( 2,), (2,)), ((0,), (0,))), lhs_ragged_dimensions=[1], rhs_group_dimensions=[1])),
+          rndf((2, 7, 4), np.float32), rndf((2, 3, 4, 5), np.float32), np.array([[2, 3, 2], [0, 7, 0]], np.int32),
+          compare=F32)
+except AttributeError as e:  # pragma: no cover
+    print("no ragged_dot_general:", e)
+
+JT = {"f32": jnp.float32, "f64": jnp.float64, "bf16": jnp.bfloat16, "f16": jnp.float16, "s32": jnp.int32,
+      "s8": jnp.int8, "u32": jnp.uint32, "c64": jnp.complex64}
+
+
+def jr(lc, rc, lb, rb, lr, rg, ot):
+    dn = lax.RaggedDotDimensionNumbers(((lc, rc), (lb, rb)), lhs_ragged_dimensions=lr, rhs_group_dimensions=rg)
+
+    def f(a, b, g):
+        return lax.ragged_dot_general(a, b, g, dn, preferred_element_type=JT[ot])
+    return f
+
+
+HRAGGED = """HloModule ragged
+ENTRY e {{
+  a = {lt} parameter(0)
+  b = {rt} parameter(1)
+  g = {gt} parameter(2)
+  ROOT r = {ot} ragged-dot(a, b, g), {attrs}
+}}"""
+NONC = "lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}"
+for t, dt, ot, cmp in (("f32", np.float32, "f32", F32), ("f64", np.float64, "f64", F64),
+                       ("bf16", ml_dtypes.bfloat16, "bf16", "exact"), ("f16", np.float16, "f16", "exact"),
+                       ("bf16", ml_dtypes.bfloat16, "f32", F32), ("s32", np.int32, "s32", "exact"),
+                       ("s8", np.int8, "s32", "exact"), ("s8", np.int8, "s8", "exact"),
+                       ("u8", np.uint8, "u32", "exact"), ("c64", np.complex64, "c64", F32)):
+    small = t in ("bf16", "f16", "s8", "u8")
+    if small or t == "s32":
+        def mk(sh, dt=dt, lo=0 if t == "u8" else -4):
+            return rnd(sh, dt, lo, 4)
+    else:
+        def mk(sh, dt=dt):
+            return rndf(sh, dt)
+    hcase(f"hragged_noncontracting_{t}_{ot}", HRAGGED.format(
+        lt=f"{t}[11,6]", rt=f"{t}[3,6,4]", gt="s32[3]", ot=f"{ot}[11,4]", attrs=NONC),
+        mk((11, 6)), mk((3, 6, 4)), np.array([4, 0, 5], np.int32), compare=cmp,
+        jref=jr([1], [1], [], [], [0], [0], ot))
+    hcase(f"hragged_contracting_{t}_{ot}", HRAGGED.format(
+        lt=f"{t}[5,9]", rt=f"{t}[9,3]", gt="s64[4]", ot=f"{ot}[4,5,3]",
+        attrs="lhs_contracting_dims={1}, rhs_contracting_dims={0}, lhs_ragged_dims={1}"),
+        mk((5, 9)), mk((9, 3)), np.array([2, 3, 0, 3], np.int64), compare=cmp,
+        jref=jr([1], [0], [], [], [1], [], ot))
+hcase("hragged_batch_f32", HRAGGED.format(
+    lt="f32[4,3,5]", rt="f32[4,5,2]", gt="s32[2]", ot="f32[4,3,2]",
+    attrs="lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}, "
+          "lhs_ragged_dims={0}"),
+    rndf((4, 3, 5), np.float32), rndf((4, 5, 2), np.float32), np.array([1, 2], np.int32), compare=F32,
+    jref=jr([2], [1], [0], [0], [0], [], "f32"))
+hcase("hragged_noncontracting_batched_f32", HRAGGED.format(
+    lt="f32[2,7,4]", rt="f32[3,2,4,5]", gt="s32[2,3]", ot="f32[2,7,5]",
+    attrs="lhs_batch_dims={0}, rhs_batch_dims={1}, lhs_contracting_dims={2}, rhs_contracting_dims={2}, "
+          "lhs_ragged_dims={1}, rhs_group_dims={0}"),
+    rndf((2, 7, 4), np.float32), rndf((3, 2, 4, 5), np.float32), np.array([[2, 3, 1], [0, 7, 0]], np.int32),
+    compare=F32, jref=jr([2], [2], [0], [1], [1], [0], "f32"))
+hcase("hragged_contracting_batched_f32", HRAGGED.format(
+    lt="f32[2,3,6]", rt="f32[2,6,4]", gt="s32[2,3]", ot="f32[3,2,3,4]",
+    attrs="lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}, "
+          "lhs_ragged_dims={2}"),
+    rndf((2, 3, 6), np.float32), rndf((2, 6, 4), np.float32), np.array([[1, 2, 3], [6, 0, 0]], np.int32),
+    compare=F32, jref=jr([2], [1], [0], [0], [2], [], "f32"))
+hcase("hragged_overfull_groups_f32", HRAGGED.format(
+    lt="f32[5,3]", rt="f32[2,3,2]", gt="s32[2]", ot="f32[5,2]", attrs=NONC),
+    rndf((5, 3), np.float32), rndf((2, 3, 2), np.float32), np.array([3, 4], np.int32), compare=F32,
+    jref=jr([1], [1], [], [], [0], [0], "f32"))
+
+
+# ---------------------------------------------------------------------------------------------- running
+
+def _backend():
+    from jax._src import xla_bridge
+    return xla_bridge.get_backend("cpu")
+
+
+def run_hlo(text, args):
+    from jax._src.lib import _jax, hlo, xla_client
+    be = _backend()
+    m = hlo.hlo_module_from_text(text)
+    mlir = _jax.mlir.hlo_to_stablehlo(m.as_serialized_hlo_module_proto())
+    devs = _jax.DeviceList(tuple(be.local_devices()[:1]))
+    exe = be.compile_and_load(mlir, devs, xla_client.CompileOptions())
+    res = exe.execute_sharded([jax.device_put(a, be.local_devices()[0]) for a in args])
+    leaves = [np.asarray(x[0]) for x in res.disassemble_into_single_device_arrays()]
+    return exe.hlo_modules()[0].to_string(), leaves
+
+
+def store(arr):
+    arr = np.asarray(arr)
+    meta = {"dtype": arr.dtype.name, "shape": list(arr.shape)}
+    if arr.dtype.name in NATIVE:
+        return arr, meta
+    raw = arr.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[arr.dtype.itemsize])
+    meta["stored_as"] = raw.dtype.name
+    return raw, meta
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only")
+    a = ap.parse_args()
+    OUT.mkdir(parents=True, exist_ok=True)
+    cases, arrays = [], {}
+    for c in CASES:
+        if a.only and a.only not in c["id"]:
+            continue
+        args = [np.asarray(x) for x in c["args"]]
+        try:
+            if c["kind"] == "jax":
+                lowered = jax.jit(c["fn"]).lower(*args)
+                before = lowered.as_text(dialect="hlo")
+                compiled = lowered.compile()
+                after = compiled.as_text()
+                outs = [np.asarray(v) for v in jax.tree_util.tree_leaves(compiled(*args))]
+            else:
+                before = c["text"]
+                if c.get("jref") is not None:  # XLA:CPU cannot run the op: JAX's equivalent program
+                    compiled = jax.jit(c["jref"]).lower(*args).compile()
+                    after = compiled.as_text()
+                    outs = [np.asarray(v) for v in jax.tree_util.tree_leaves(compiled(*args))]
+                else:
+                    after, outs = run_hlo(c["ref"] or before, args)
+        except Exception as e:  # noqa: BLE001 - report and skip: XLA refused the case
+            print(f"SKIP {c['id']}: {type(e).__name__}: {str(e).splitlines()[0][:300]}")
+            continue
+        src = "jax.jit" if c["kind"] == "jax" else "hand-written HLO"
+        if c.get("ref"):
+            src += "; XLA ran the equivalent text in 'ref', 'after' is its optimized module"
+        if c.get("jref") is not None:
+            src += "; XLA:CPU has no ragged-dot: outputs and 'after' from jax.lax.ragged_dot_general"
+        entry = {"id": c["id"], "source": src,
+                 "compare": c["compare"], "before": before, "after": after, "inputs": [], "outputs": []}
+        for k, x in enumerate(args):
+            raw, meta = store(x)
+            arrays[f"{c['id']}/arg{k}"] = raw
+            entry["inputs"].append(meta)
+        for k, x in enumerate(outs):
+            raw, meta = store(x)
+            arrays[f"{c['id']}/out{k}"] = raw
+            entry["outputs"].append(meta)
+        if c.get("ref"):
+            entry["ref"] = c["ref"]
+        cases.append(entry)
+        print("ok", c["id"])
+    (OUT / "cases.json").write_text(json.dumps(cases, indent=1) + "\n")
+    np.savez_compressed(OUT / "arrays.npz", **arrays)
+    print(f"{len(cases)} cases -> {OUT}")
+
+
+if __name__ == "__main__":
+    main()
