@@ -3,7 +3,7 @@
 from . import registry  # noqa: F401
 
 _FAMILIES = ("elementwise", "movement", "reduce", "dot", "control", "window", "gather_scatter", "sort",
-             "fft", "linalg", "rng", "batchnorm", "async_ops", "dynamic", "ragged")
+             "fft", "linalg", "rng", "batchnorm", "async_ops", "dynamic", "ragged", "collectives")
 
 
 def load_all() -> None:
