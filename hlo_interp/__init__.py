@@ -12,8 +12,8 @@ from typing import Union
 from . import ir
 from .diagnostics import HloError
 
-__all__ = ["parse", "parse_all", "parse_file", "to_text", "format_text", "check", "run", "HloError", "ir",
-           "__version__"]
+__all__ = ["parse", "parse_all", "parse_file", "to_text", "format_text", "check", "run", "run_spmd", "HloError",
+           "ir", "__version__"]
 __version__ = "0.1.0"
 
 
@@ -66,3 +66,14 @@ def run(module: Union[ir.Module, str], *args, **options):
     if isinstance(module, str):
         module = parse(module)
     return _run(module, *args, **options)
+
+
+def run_spmd(module: Union[ir.Module, str], per_device_inputs, replicas: int = None, partitions: int = None,
+             **options):
+    """Execute an SPMD module on every simulated device (replicas x partitions, device index =
+    replica * partitions + partition); per_device_inputs[d] are device d's arguments.  Returns each
+    device's result leaves."""
+    from .spmd import run_spmd as _run_spmd
+    if isinstance(module, str):
+        module = parse(module)
+    return _run_spmd(module, per_device_inputs, replicas=replicas, partitions=partitions, **options)

@@ -487,11 +487,20 @@ def _parse_bytes(text: str) -> int:
               help="Keep f32/f64 denormals (IEEE). By default they are flushed to zero, as XLA:CPU does.")
 @click.option("--computation", metavar="NAME", default=None,
               help="Run the computation NAME instead of the entry (e.g. one fusion of a dump, to bisect).")
+@click.option("--replicas", type=int, default=None, metavar="N",
+              help="Simulate N replicas [default: the module's replica_count, else 1].")
+@click.option("--partitions", type=int, default=None, metavar="M",
+              help="Simulate M partitions [default: the module's num_partitions, else 1].  With D = N*M > 1 "
+                   "devices every argK and outK has a leading axis of length D (device = replica*M + "
+                   "partition).")
+@click.option("--same-inputs", is_flag=True,
+              help="With several devices: give every device the same inputs (no leading device axis).")
 @click.option("--time", "show_time", is_flag=True, help="Print parse, build and run times to stderr.")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
 @click.version_option(__version__, "--version", prog_name="hlo-run")
 def main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol, atol, max_bytes,
-         max_iterations, fake_constants, keep_denormals, computation, show_time, color):
+         max_iterations, fake_constants, keep_denormals, computation, replicas, partitions, same_inputs,
+         show_time, color):
     """Run an HLO module on NumPy: XLA's results, on any machine.
 
     MODULE is HLO text (what XLA_FLAGS=--xla_dump_to=DIR writes, or jax.jit(f).lower(...).as_text("hlo")),
@@ -503,6 +512,8 @@ def main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol,
       hlo-run model.hlo --inputs args.npz -o out.npz  keys arg0, arg1, ... or parameter names
       hlo-run model.hlo --random-inputs --seed 1 --print full
       hlo-run model.hlo -i args.npz --compare expected.npz --rtol 1e-4
+      hlo-run spmd.hlo --partitions 8 -i args.npz -o out.npz   args/outs: [8, ...] per device
+      hlo-run shard_map_before_opt.hlo -i x.npy       a shard_map global view: plain global inputs
 
     \b
     bf16 and f8 results are saved so that np.load (after `import ml_dtypes`) gives their real type.
@@ -511,7 +522,7 @@ def main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol,
     try:
         status = _main(module, list(inputs), random_inputs, seed, output, print_mode, compare, rtol, atol,
                        max_bytes, max_iterations, fake_constants, computation, show_time, color,
-                       keep_denormals)
+                       keep_denormals, replicas, partitions, same_inputs)
     except HloError as e:
         _report_error(e, color)
         status = EXIT_ERROR
@@ -545,7 +556,8 @@ def main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol,
 
 
 def _main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol, atol, max_bytes,
-          max_iterations, fake_constants, computation, show_time, color, keep_denormals=False) -> int:
+          max_iterations, fake_constants, computation, show_time, color, keep_denormals=False,
+          replicas=None, partitions=None, same_inputs=False) -> int:
     if inputs and random_inputs:
         raise click.UsageError("give --inputs or --random-inputs, not both")
     if output is not None and Path(output).suffix.lower() not in (".npz", ".npy"):
@@ -560,6 +572,23 @@ def _main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol
     t1 = time.perf_counter()
     from . import ir
     from .evaluator import compile as build, random_value
+    from .spmd import module_device_counts
+    for flag, v in (("--replicas", replicas), ("--partitions", partitions)):
+        if v is not None and v < 1:
+            raise click.UsageError(f"{flag} must be >= 1")
+    from .spmd import is_global_view
+    if is_global_view(mod) and computation is None and replicas is None and partitions is None:
+        # shard_map's global view (before optimization): plain global inputs, every device simulated
+        return _main_spmd(mod, 1, 1, True, inputs, random_inputs, seed, output, print_mode, compare, rtol,
+                          atol, limit, max_iterations, fake_constants, None, show_time, color, keep_denormals,
+                          (t0, t1), global_view=True)
+    r0, p0 = module_device_counts(mod)
+    n_rep = r0 if replicas is None else replicas
+    n_part = p0 if partitions is None else partitions
+    if n_rep * n_part > 1:
+        return _main_spmd(mod, n_rep, n_part, same_inputs, inputs, random_inputs, seed, output, print_mode,
+                          compare, rtol, atol, limit, max_iterations, fake_constants, computation, show_time,
+                          color, keep_denormals, (t0, t1))
     exe = build(mod, max_bytes=limit, max_iterations=max_iterations, fake_constants=fake_constants,
                 computation=computation, denormals="keep" if keep_denormals else "flush")
     params = exe.params
@@ -595,6 +624,91 @@ def _main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol
     if show_time:
         sys.stderr.write(f"parse {1e3 * (t1 - t0):.1f} ms, build {1e3 * (t2 - t1):.1f} ms, "
                          f"inputs {1e3 * (t3 - t2):.1f} ms, run {1e3 * (t4 - t3):.1f} ms\n")
+    return status
+
+
+def _main_spmd(mod, n_rep, n_part, same_inputs, inputs, random_inputs, seed, output, print_mode, compare,
+               rtol, atol, limit, max_iterations, fake_constants, computation, show_time, color,
+               keep_denormals, times, global_view=False) -> int:
+    """Several simulated devices: inputs and results carry a leading device axis (unless --same-inputs).
+    global_view: a shard_map global-view module, run on plain global inputs (spmd.run_global)."""
+    import numpy as np
+    from . import ir
+    from .evaluator import _parameters, random_value
+    from .ops.registry import TOKEN
+    from .spmd import run_spmd
+    ndev = n_rep * n_part
+    t0, t1 = times
+    if computation is not None:
+        try:
+            comp = mod.computation(computation)
+        except KeyError:
+            raise HloError(f"no computation named '{computation}'", filename=mod.filename or None) from None
+    else:
+        comp = mod.entry
+    params = _parameters(comp)
+    root_shape = comp.root.shape
+    if output is not None and Path(output).suffix.lower() == ".npy":
+        nleaves = len(_leaf_paths(root_shape, "")) if root_shape is not None else 1
+        if nleaves != 1:
+            raise InputError(f"the result has {nleaves} leaves: save it as .npz, not .npy")
+
+    def is_token(shape):
+        return isinstance(shape, ir.ArrayShape) and shape.element_type.dtype is None
+
+    def split(value, shape, what):
+        """value (with a leading device axis) -> [value on device d]."""
+        if isinstance(shape, ir.TupleShape):
+            parts = [split(v, s, f"{what}.{k}") for k, (v, s) in enumerate(zip(value, shape.elements))]
+            return [tuple(p[d] for p in parts) for d in range(ndev)]
+        if is_token(shape):
+            return [TOKEN] * ndev
+        a = np.asarray(value)
+        if a.ndim < 1 or a.shape[0] != ndev:
+            raise InputError(f"{what}: with {ndev} devices ({n_rep} replica(s) x {n_part} partition(s)) every "
+                             f"input needs a leading device axis of length {ndev}; got shape {list(a.shape)} "
+                             f"(or give --same-inputs to feed the same inputs to every device)")
+        return [a[d] for d in range(ndev)]
+
+    if random_inputs:
+        rng = np.random.default_rng(seed)
+        if same_inputs:
+            one = [random_value(p.shape, rng) for p in params]
+            per_dev = [list(one) for _ in range(ndev)]
+        else:
+            per_dev = [[random_value(p.shape, rng) for p in params] for _ in range(ndev)]
+    elif inputs:
+        args = gather_inputs(inputs, params)
+        if same_inputs:
+            per_dev = [list(args) for _ in range(ndev)]
+        else:
+            cols = [split(a, p.shape, f"argument {k} ('{p.name}')") for k, (a, p) in enumerate(zip(args, params))]
+            per_dev = [[c[d] for c in cols] for d in range(ndev)]
+    elif params and any(not is_token(p.shape) for p in params):
+        names = ", ".join(p.name for p in params)
+        raise click.UsageError(f"the computation takes {len(params)} parameter(s) ({names}): give "
+                               f"--inputs or --random-inputs")
+    else:
+        per_dev = [[TOKEN for _ in params] for _ in range(ndev)]
+    t2 = t3 = time.perf_counter()
+    opts = dict(max_bytes=limit, max_iterations=max_iterations, fake_constants=fake_constants,
+                denormals="keep" if keep_denormals else "flush")
+    if global_view:
+        from .spmd import run_global
+        leaves = run_global(mod, *per_dev[0], **opts)
+    else:
+        results = run_spmd(mod, per_dev, n_rep, n_part, computation=computation, **opts)
+        leaves = [np.stack([results[d][k] for d in range(ndev)]) for k in range(len(results[0]))]
+    t4 = time.perf_counter()
+    if output is not None:
+        save_results(output, leaves)
+    print_results(leaves, print_mode, color)
+    status = EXIT_OK
+    if compare is not None:
+        status = EXIT_OK if compare_results(leaves, compare, rtol, atol, color) else EXIT_MISMATCH
+    if show_time:
+        sys.stderr.write(f"parse {1e3 * (t1 - t0):.1f} ms, inputs {1e3 * (t3 - t2):.1f} ms, "
+                         f"build and run on {ndev} devices {1e3 * (t4 - t3):.1f} ms\n")
     return status
 
 

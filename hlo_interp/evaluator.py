@@ -53,7 +53,8 @@ _NO_FOLD = frozenset(("parameter", "constant", "after-all", "while", "call", "fu
                       "collective-permute-start", "collective-permute-done", "async-start",
                       "async-update", "async-done", "copy-start", "copy-done", "ragged-all-to-all",
                       "collective-reduce", "shuffle", "partition-id", "replica-id", "map", "reduce",
-                      "reduce-window", "select-and-scatter", "scatter", "sort", "scan"))
+                      "reduce-window", "select-and-scatter", "scatter", "sort", "scan",
+                      "spmd-global-to-local", "spmd-local-to-global"))
 _FOLD_MAX_BYTES = 1 << 20
 # Opcodes with effects beyond their value: kept in a plan even when nothing uses their result, so that
 # an unsupported one fails instead of being skipped.
@@ -124,6 +125,9 @@ class EvalContext:
         self._scopes: list[dict[str, ir.Instruction]] = []  # name -> instruction, computations being built
         self.plan_steps: dict[str, list] = {}  # computation name -> its plan (for tests and tools)
         self.plan_sources: dict[str, str] = {}  # computation name -> the generated Python source
+        # The simulated device this context runs on (hlo_interp.spmd.Device: replica, partition, and
+        # the communicator collectives meet at); None on a plain single-device run.
+        self.device: Any = None
 
     def computation(self, name: str, ins: Optional[ir.Instruction] = None) -> ir.Computation:
         comp = self._comps.get(name)
@@ -489,7 +493,8 @@ def flatten_result(v: Any) -> list[np.ndarray]:
 class Executable:
     """A module whose plans are built: call it with the entry's arguments."""
 
-    def __init__(self, module: ir.Module, options: RunOptions, computation: Optional[str] = None):
+    def __init__(self, module: ir.Module, options: RunOptions, computation: Optional[str] = None,
+                 device: Any = None):
         load_all()
         self.module = module
         self.options = options
@@ -503,6 +508,7 @@ class Executable:
                 raise HloError(f"no computation named '{computation}' (the module has: {names})",
                                filename=module.filename or None) from None
         self.ctx = EvalContext(module, options)
+        self.ctx.device = device  # set before any plan is built: collective kernels read it
         self.params = _parameters(self.entry)
         self._fn = self.ctx.call(self.entry.name)
         self._build_called()

@@ -43,7 +43,7 @@ for _op in ("abs", "negate", "sign", "exponential", "exponential-minus-one", "lo
             "cosh", "sinh", "power", "divide", "remainder"):
     TYPES.setdefault(_op, FLOAT if _op not in ("divide", "remainder", "power", "abs", "negate", "sign")
                      else NUM)
-FAMILY_TYPES = {"window": ALL, "elementwise": NUM, "movement": ALL, "control": ALL, "reduce": ALL, "dot": NUM,
+FAMILY_TYPES = {"collective": ALL, "async": ALL, "window": ALL, "elementwise": NUM, "movement": ALL, "control": ALL, "reduce": ALL, "dot": NUM,
                 "gather_scatter": ALL, "sort": ALL, "batchnorm": REAL_FLOAT}
 
 NOTES = {
@@ -79,6 +79,9 @@ NOTES = {
     "scatter": "variadic, any computation; out-of-bounds windows skipped; ufunc.at fast paths",
     "sort": "any comparator, stable; XLA's comparator forms run as argsort/lexsort",
     "topk": "ties -> lower index; to_apply not yet",
+    "all-reduce": "XLA:CPU order: fold from +0/1 in group order; max/min skip NaN; bf16 in f32, f8 in f16",
+    "collective-permute": "non-targets get zeros; in-place form not yet",
+    "ragged-all-to-all": "documented semantics (XLA:CPU does not run it)",
 }
 
 

@@ -1,0 +1,720 @@
+"""Collectives: replica-id, partition-id, all-reduce, all-gather, reduce-scatter, all-to-all,
+collective-permute, collective-broadcast, and their asynchronous forms.
+
+Devices are simulated by hlo_interp/spmd.py: `ctx.device` (an spmd.Device) gives this device's replica
+and partition and the communicator every participant of a group meets at.  On a plain single-device
+run there is no device: ids are 0, and a collective whose group is only device 0 returns its own value.
+
+Who takes part (XLA's CollectiveOpGroupMode, from channel_id and use_global_device_ids):
+  * no channel_id (use_global_device_ids absent or false): cross-replica: replica_groups hold replica
+    ids; the participants are those replicas, in this device's partition;
+  * channel_id, use_global_device_ids absent: cross-partition: groups hold partition ids, in this
+    device's replica (all-to-all, collective-permute and collective-broadcast always use one of these
+    two, by channel_id);
+  * channel_id, use_global_device_ids=false: cross-replica-and-partition: groups hold replica ids; the
+    participants are every partition of those replicas (replica-major);
+  * channel_id, use_global_device_ids=true: flattened ids: groups hold global device ids
+    (replica * num_partitions + partition);
+  * empty replica_groups: one group of all the ids of the mode.
+The order of a group is the order of its participants (all-gather's concatenation, reduce-scatter's
+and all-to-all's chunks).
+
+Semantics:
+  * all-reduce: every participant gets the reduction of all participants' values, folded in group order
+    (see xla_cpu_fold for XLA:CPU's exact order and types); recognized reducers
+    (reduce.py's recognizer: add, multiply, maximum, minimum, and, or, xor, the rounding forms of
+    narrow floats) run as NumPy ufuncs with reduce's semantics (integers wrap, NaN propagates,
+    max(-0, +0) = +0); any other reducer computation is called on whole arrays (element by element if
+    it refuses arrays).  Several operands: each reduced on its own, a tuple result;
+  * all-gather: concatenation along `dimensions` in group order;
+  * reduce-scatter: the all-reduce, split along `dimensions` into group-size blocks; participant k
+    gets block k;
+  * all-to-all: array form (`dimensions={d}`): each operand is split along d into group-size blocks,
+    block j goes to participant j, and the received blocks are concatenated along d in group order;
+    tuple form (no dimensions, one operand per participant): operand j goes to participant j, result
+    element i is what participant i sent;
+  * collective-permute: source_target_pairs of replica ids (no channel) or partition ids (channel); a
+    device that is no pair's target gets zeros;
+  * collective-broadcast: every participant gets the first participant's value;
+  * all-reduce-start (the result shape) / all-reduce-done (identity); all-gather-start ((operands),
+    (results)) / -done (element 1); collective-permute-start (operand, result, contexts...) / -done
+    (element 1); the async sugar `reduce-scatter-start`, `all-to-all-start`,
+    `collective-broadcast-start` with -update / -done.
+  * ragged-all-to-all: see its kernel (XLA's and JAX's documented semantics; XLA:CPU does not run it);
+  * replica groups in all three forms: explicit, iota (`[2,4]<=[8]T(1,0)`), and the mesh-axes form
+    (`mesh['a'=2,'b'=4] {'b'}`, sub-axes `'b':(2)2`, `device_ids=([2,2,2]T(0,2,1)) {...}`).
+Not supported (raise): collective-permute's in-place form (4 operands, slice_sizes), collective-reduce,
+shuffle.
+"""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from .. import ir
+from .async_ops import _done, _sugar_start, _update, zero_value
+from ..types import dtype_kind
+from .reduce import _PRED_UFUNCS, _UFUNCS, recognize_reducer
+from .registry import KERNELS, error_at, kernel, unsupported
+
+
+# --------------------------------------------------------------------------------------------------
+# Devices and groups
+
+def _device(ctx):
+    dev = getattr(ctx, "device", None)
+    if dev is None:
+        from ..spmd import SINGLE
+        dev = SINGLE
+    return dev
+
+
+CROSS_REPLICA, CROSS_PARTITION, CROSS_REPLICA_AND_PARTITION, FLATTENED_ID = (
+    "cross-replica", "cross-partition", "cross-replica-and-partition", "flattened-id")
+
+
+def group_mode(ins, has_global_flag: bool = True) -> str:
+    """XLA's CollectiveOpGroupMode of a collective instruction."""
+    has_channel = ins.attrs.get("channel_id") is not None
+    ugdi = ins.attrs.get("use_global_device_ids") if has_global_flag else None
+    if not has_channel:
+        if ugdi:
+            raise error_at(ins, f"'{ins.opcode}': use_global_device_ids=true needs a channel_id")
+        return CROSS_REPLICA
+    if ugdi is None:
+        return CROSS_PARTITION
+    return CROSS_REPLICA_AND_PARTITION if not ugdi else FLATTENED_ID
+
+
+def _groups(ins):
+    rg = ins.attrs.get("replica_groups")
+    if rg is None:
+        return ()
+    if isinstance(rg, ir.ReplicaGroups):
+        if rg.groups is None and rg.iota is None:
+            if rg.mesh is None:
+                return ()
+            return mesh_groups(ins, rg.mesh, ins.attrs.get("device_ids"))
+        try:
+            groups = rg.expand()
+        except Exception as e:  # noqa: BLE001
+            raise error_at(ins, f"'{ins.opcode}': cannot expand replica_groups: {e}") from None
+    else:
+        groups = tuple(tuple(int(x) for x in g) for g in rg)
+    return tuple(tuple(int(x) for x in g) for g in groups if len(g))
+
+
+def _gname(x) -> str:
+    text = getattr(x, "text", None)
+    if text is not None:
+        return text
+    return str(x).strip("'\"")
+
+
+def mesh_groups(ins, mesh, device_ids=None) -> tuple:
+    """The groups of `replica_groups=mesh['a'=2,'b'=4] {'b'}` (XLA's mesh-axes form): device ids laid
+    out row-major over the mesh's axes; a group is the devices that differ only along the listed axes
+    (in the listed order, major first), one group per position along the others.  A sub-axis
+    `'b':(k)m` is the factor of size m of axis b after its first (major) factor k.  With
+    `device_ids=([2,2,2]T(0,2,1)) {axes}` (or an explicit id list) the mesh positions hold those ids
+    and the axes come from there."""
+    try:
+        order = None
+        axes_list = mesh.axes
+        if device_ids is not None:
+            items = device_ids.items
+            if len(items) == 1 and isinstance(items[0], ir.GParenIota):
+                it = items[0]
+                order = np.arange(int(np.prod(it.dims))).reshape(it.dims)
+                if it.transpose is not None:
+                    order = order.transpose(it.transpose)
+                order = order.ravel()
+            else:
+                order = np.array([int(x) for x in items])
+            if device_ids.axes is not None:
+                axes_list = device_ids.axes
+        axes = []
+        for item in mesh.brackets.items:
+            axes.append((_gname(getattr(item, "key")), int(getattr(item, "value"))))
+        names = [a for a, _ in axes]
+        sizes = dict(axes)
+        listed = []  # (axis, lo, hi): the factor range [lo, hi) of cumulative sizes, from the major end
+        for item in (axes_list.items if axes_list is not None else ()):
+            if isinstance(item, ir.GSubAxis):
+                name = _gname(item.name)
+                pre = int(item.pre.items[0])
+                listed.append((name, pre, pre * int(item.size)))
+            else:
+                name = _gname(item)
+                listed.append((name, 1, sizes[name]))
+        for name, lo, hi in listed:
+            if name not in sizes or sizes[name] % hi or hi % lo:
+                raise ValueError(f"axis {name!r}")
+        # split every axis at the boundaries its sub-axes need
+        factors = []  # (axis, lo, hi) in mesh order, major to minor
+        for name in names:
+            cuts = sorted({1, sizes[name]} | {b for a, lo, hi in listed if a == name for b in (lo, hi)})
+            factors += [(name, cuts[k], cuts[k + 1]) for k in range(len(cuts) - 1)]
+        gdims = []
+        for name, lo, hi in listed:
+            gdims += [k for k, (a, f_lo, f_hi) in enumerate(factors) if a == name and lo <= f_lo and f_hi <= hi]
+        other = [k for k in range(len(factors)) if k not in gdims]
+        n = 1
+        for _, s in axes:
+            n *= s
+        ids = np.arange(n).reshape([hi // lo for _, lo, hi in factors] or [1])
+        g = 1
+        for k in gdims:
+            g *= factors[k][2] // factors[k][1]
+        ids = ids.transpose(other + gdims).reshape(-1, g)
+        if order is not None:
+            if order.size != n:
+                raise ValueError(f"{order.size} device ids for a mesh of {n}")
+            ids = order[ids]
+    except (ValueError, KeyError, AttributeError, IndexError, TypeError) as e:
+        raise unsupported(ins, f"replica groups in this mesh form ({e})") from None
+    return tuple(tuple(int(x) for x in row) for row in ids)
+
+
+def participants(ins, dev, mode: str) -> tuple:
+    """The global device ids of this device's group, in group order."""
+    nr, npart = dev.num_replicas, dev.num_partitions
+    if mode in (CROSS_REPLICA, CROSS_REPLICA_AND_PARTITION):
+        my, n, what = dev.replica, nr, "replica"
+    elif mode == CROSS_PARTITION:
+        my, n, what = dev.partition, npart, "partition"
+    else:
+        my, n, what = dev.id, nr * npart, "device"
+    groups = _groups(ins) or (tuple(range(n)),)
+    mine = None
+    seen = set()
+    for g in groups:
+        for x in g:
+            if not 0 <= x < n:
+                hint = (": this is a single-device run; simulate every device with hlo-run --replicas N "
+                        "--partitions M (or hlo_interp.spmd.run_spmd)") if dev.communicator is None else ""
+                raise error_at(ins, f"'{ins.opcode}': replica_groups name {what} {x}, but there are {n} "
+                                    f"{what}s ({nr} replica(s) x {npart} partition(s), {mode}){hint}")
+            if x in seen:
+                raise error_at(ins, f"'{ins.opcode}': {what} {x} is in more than one replica group")
+            seen.add(x)
+        if my in g:
+            mine = g
+    if mine is None:
+        raise error_at(ins, f"'{ins.opcode}': {what} {my} is in no replica group ({mode})")
+    if mode == CROSS_REPLICA:
+        return tuple(r * npart + dev.partition for r in mine)
+    if mode == CROSS_PARTITION:
+        return tuple(dev.replica * npart + p for p in mine)
+    if mode == CROSS_REPLICA_AND_PARTITION:
+        return tuple(r * npart + p for r in mine for p in range(npart))
+    return tuple(mine)
+
+
+def _exchange(ins, dev, parts, value):
+    try:  # keyed by the instruction's name and place in the text: the same on every device
+        loc = getattr(ins, "loc", None)
+        what = f"'{ins.name}'" + (f" (line {loc.line})" if loc is not None else "")
+        return dev.exchange((ins.name, loc.offset if loc is not None else None), parts, value, what)
+    except TimeoutError as e:
+        raise error_at(ins, f"'{ins.opcode}': {e}") from None
+
+
+def _leaves_shapes(shape):
+    return list(shape.elements) if isinstance(shape, ir.TupleShape) else [shape]
+
+
+# --------------------------------------------------------------------------------------------------
+# ids
+
+@kernel("replica-id")
+def _k_replica_id(ins, ctx):
+    v = np.array(_device(ctx).replica, np.uint32)
+    v.flags.writeable = False
+    return lambda: v
+
+
+@kernel("partition-id")
+def _k_partition_id(ins, ctx):
+    v = np.array(_device(ctx).partition, np.uint32)
+    v.flags.writeable = False
+    return lambda: v
+
+
+# --------------------------------------------------------------------------------------------------
+# Reductions across devices
+
+def make_combiner(ins, ctx):
+    """f(list of arrays in group order) -> their reduction by to_apply, folded in group order."""
+    name = ins.attrs.get("to_apply")
+    if not isinstance(name, str):
+        raise error_at(ins, f"'{ins.opcode}' needs to_apply=<computation>")
+    recog = recognize_reducer(ctx.module, name, 1)
+    fn = ctx.call(name, ins)
+    if ctx.num_parameters(name, ins) != 2:
+        raise error_at(ins, f"'{ins.opcode}': the reducer '{name}' must take two parameters")
+    op, rd = recog[0] if recog else (None, None)
+    state = {"vector": True}
+
+    def general(vals):
+        acc = vals[0]
+        for v in vals[1:]:
+            if state["vector"]:
+                try:
+                    r = np.asarray(fn(acc, v))
+                    if r.shape == acc.shape:
+                        acc = r.astype(acc.dtype, copy=False)
+                        continue
+                except Exception:  # noqa: BLE001 - the computation refused arrays
+                    pass
+                state["vector"] = False
+            out = np.empty(acc.shape, acc.dtype)
+            for idx in np.ndindex(acc.shape):
+                out[idx] = fn(acc[idx], v[idx])
+            acc = out
+        return acc
+
+    def combine(vals):
+        if len(vals) == 1:
+            return vals[0]
+        x = np.asarray(vals[0])
+        if op is not None and (rd is None or np.dtype(rd) == x.dtype):
+            try:
+                return xla_cpu_fold([np.asarray(v) for v in vals], op)
+            except (TypeError, ValueError):  # a type NumPy cannot do this in: the computation decides
+                pass
+        return general(vals)
+    return combine
+
+
+def _extreme(dtype, high: bool):
+    dtype = np.dtype(dtype)
+    kind = dtype_kind(dtype)
+    if kind == "float":
+        fi = ml_dtypes.finfo(dtype)
+        with np.errstate(all="ignore"):
+            inf = np.asarray(np.inf if high else -np.inf).astype(dtype)
+        if np.isinf(inf.astype(np.float32)):
+            return inf
+        return np.asarray(fi.max if high else fi.min).astype(dtype)
+    ii = ml_dtypes.iinfo(dtype) if kind in ("sint", "uint") else None
+    return np.asarray(ii.max if high else ii.min).astype(dtype)
+
+
+def xla_cpu_fold(vals, op):
+    """XLA:CPU's in-process all-reduce / reduce-scatter: acc = the kind's initial value (+0 for add, 1
+    for multiply, -inf/+inf or the type's lowest/highest for max/min); then acc = op(acc, v) for each
+    participant in group order, in the element type's own arithmetic (bf16 in f32 and f8 types in f16,
+    rounded once at the end, as XLA:CPU's compiler rewrites them).  max is `acc < v ? v : acc` and
+    min `v < acc ? v : acc` (std::max/min): a NaN is skipped, the first zero of either sign is kept.
+    and/or/xor (which XLA:CPU refuses) fold from the first value."""
+    dtype = vals[0].dtype
+    kind = dtype_kind(dtype)
+    if kind == "pred":
+        uf = _PRED_UFUNCS[op]
+        acc = vals[0]
+        for v in vals[1:]:
+            acc = uf(acc, v)
+        return np.asarray(acc)
+    if op in ("and", "or", "xor"):
+        if kind not in ("sint", "uint"):
+            raise ValueError(f"{op} is not defined for {dtype}")
+        w = np.uint64 if kind == "uint" else np.int64
+        acc = vals[0].astype(w)
+        for v in vals[1:]:
+            acc = _UFUNCS[op](acc, v.astype(w))
+        return acc.astype(dtype)
+    if op in ("maximum", "minimum"):
+        if kind == "complex":
+            raise ValueError(f"{op} is not defined for complex numbers")
+        acc = np.broadcast_to(_extreme(dtype, op == "minimum"), vals[0].shape)
+        for v in vals:
+            take = (acc < v) if op == "maximum" else (v < acc)
+            acc = np.where(take, v, acc)
+        return np.asarray(acc, dtype)
+    if kind in ("sint", "uint"):  # wrap: exact in 64 bits, converted back
+        w = np.uint64 if kind == "uint" else np.int64
+        acc = np.full(vals[0].shape, 0 if op == "add" else 1, w)
+        for v in vals:
+            acc = _UFUNCS[op](acc, v.astype(w))
+        return acc.astype(dtype)
+    # XLA:CPU's pipeline: AllReducePromotion computes a bf16 all-reduce in f32, and float normalization
+    # an f8 one in f16; each rounds to the type once, at the end.  Other types: their own arithmetic.
+    wide = dtype
+    if dtype == _BF16:
+        wide = np.dtype(np.float32)
+    elif kind == "float" and dtype.itemsize == 1:
+        wide = np.dtype(np.float16)
+    acc = np.full(vals[0].shape, 0 if op == "add" else 1, wide)
+    for v in vals:
+        acc = _UFUNCS[op](acc, v.astype(wide))
+    return np.asarray(acc).astype(dtype, copy=False)
+
+
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+@kernel("all-reduce", "all-reduce-start")
+def _k_all_reduce(ins, ctx):
+    dev = _device(ctx)
+    mode = group_mode(ins)
+    parts = participants(ins, dev, mode)
+    combine = make_combiner(ins, ctx)
+    tuple_out = isinstance(ins.shape, ir.TupleShape)
+
+    def run(*xs):
+        vals = _exchange(ins, dev, parts, xs)
+        outs = tuple(combine([v[k] for v in vals]) for k in range(len(xs)))
+        return outs if tuple_out else outs[0]
+    return run
+
+
+@kernel("all-reduce-done")
+def _k_all_reduce_done(ins, ctx):
+    return lambda x: x
+
+
+def _one_dim(ins, what="dimensions"):
+    dims = ins.attrs.get("dimensions")
+    if dims is None or len(dims) != 1:
+        raise error_at(ins, f"'{ins.opcode}' needs {what}={{d}} (one dimension)")
+    return int(dims[0])
+
+
+def _check_dim(ins, x, d):
+    if not 0 <= d < np.ndim(x):
+        raise error_at(ins, f"'{ins.opcode}': dimension {d} is out of range for rank {np.ndim(x)}")
+
+
+def _all_gather(ins, ctx):
+    dev = _device(ctx)
+    parts = participants(ins, dev, group_mode(ins))
+    d = _one_dim(ins)
+
+    def compute(*xs):
+        for x in xs:
+            _check_dim(ins, x, d)
+        vals = _exchange(ins, dev, parts, xs)
+        return tuple(np.concatenate([v[k] for v in vals], axis=d) for k in range(len(xs)))
+    return compute
+
+
+@kernel("all-gather")
+def _k_all_gather(ins, ctx):
+    compute = _all_gather(ins, ctx)
+    tuple_out = isinstance(ins.shape, ir.TupleShape)
+
+    def run(*xs):
+        outs = compute(*xs)
+        return outs if tuple_out else outs[0]
+    return run
+
+
+@kernel("all-gather-start")
+def _k_all_gather_start(ins, ctx):
+    compute = _all_gather(ins, ctx)
+    s = ins.shape
+    if not isinstance(s, ir.TupleShape) or len(s.elements) < 2:
+        raise error_at(ins, "all-gather-start must have the shape (operand(s), result(s))")
+    packed = isinstance(s.elements[1], ir.TupleShape)
+    ctx_vals = tuple(zero_value(c) for c in s.elements[2:])
+
+    def run(*xs):
+        outs = compute(*xs)
+        if packed:
+            return (tuple(xs), outs) + ctx_vals
+        return (xs[0], outs[0]) + ctx_vals
+    return run
+
+
+@kernel("all-gather-done", "collective-permute-done")
+def _k_bundle_done(ins, ctx):
+    def run(v):
+        if not isinstance(v, tuple) or len(v) < 2:
+            raise error_at(ins, f"'{ins.opcode}': the operand is not the value of its -start")
+        return v[1]
+    return run
+
+
+@kernel("reduce-scatter")
+def _k_reduce_scatter(ins, ctx):
+    dev = _device(ctx)
+    parts = participants(ins, dev, group_mode(ins))
+    d = _one_dim(ins)
+    combine = make_combiner(ins, ctx)
+    tuple_out = isinstance(ins.shape, ir.TupleShape)
+    g = len(parts)
+    pos = parts.index(dev.id)
+
+    def run(*xs):
+        for x in xs:
+            _check_dim(ins, x, d)
+            if x.shape[d] % g:
+                raise error_at(ins, f"reduce-scatter: dimension {d} of size {x.shape[d]} does not split "
+                                    f"into {g} equal blocks")
+        vals = _exchange(ins, dev, parts, xs)
+        outs = []
+        for k, x in enumerate(xs):
+            r = combine([v[k] for v in vals])
+            b = x.shape[d] // g
+            sl = [slice(None)] * x.ndim
+            sl[d] = slice(pos * b, (pos + 1) * b)
+            outs.append(np.ascontiguousarray(r[tuple(sl)]))
+        return tuple(outs) if tuple_out else outs[0]
+    return run
+
+
+@kernel("all-to-all")
+def _k_all_to_all(ins, ctx):
+    dev = _device(ctx)
+    parts = participants(ins, dev, group_mode(ins, has_global_flag=False))
+    g = len(parts)
+    pos = parts.index(dev.id)
+    dims = ins.attrs.get("dimensions")
+    tuple_out = isinstance(ins.shape, ir.TupleShape)
+    if dims:
+        d = _one_dim(ins)
+
+        def run(*xs):
+            for x in xs:
+                _check_dim(ins, x, d)
+                if x.shape[d] % g:
+                    raise error_at(ins, f"all-to-all: dimension {d} of size {x.shape[d]} does not split "
+                                        f"into {g} equal blocks")
+            blocks = tuple(np.split(x, g, axis=d) for x in xs)
+            vals = _exchange(ins, dev, parts, blocks)
+            outs = tuple(np.concatenate([v[k][pos] for v in vals], axis=d) for k in range(len(xs)))
+            return outs if tuple_out else outs[0]
+        return run
+    if len(ins.operands) != g:
+        raise error_at(ins, f"all-to-all without dimensions (the tuple form) needs one operand per "
+                            f"participant: {g} participants, {len(ins.operands)} operand(s)")
+
+    def run_tuple(*xs):
+        vals = _exchange(ins, dev, parts, xs)
+        outs = tuple(v[pos] for v in vals)
+        return outs if tuple_out else outs[0]
+    return run_tuple
+
+
+def _permute(ins, ctx, result_shapes):
+    dev = _device(ctx)
+    if ins.attrs.get("slice_sizes") is not None or len(ins.operands) == 4 and len(result_shapes) == 1:
+        raise unsupported(ins, "the in-place form of collective-permute (input/output buffers, offsets)")
+    mode = CROSS_PARTITION if ins.attrs.get("channel_id") is not None else CROSS_REPLICA
+    n = dev.num_partitions if mode == CROSS_PARTITION else dev.num_replicas
+    my = dev.partition if mode == CROSS_PARTITION else dev.replica
+    pairs = ins.attrs.get("source_target_pairs") or ()
+    src = None
+    sources, targets = set(), set()
+    for p in pairs:
+        if len(p) != 2:
+            raise error_at(ins, f"collective-permute: source_target_pairs must be pairs, got {list(p)}")
+        s, t = int(p[0]), int(p[1])
+        for x in (s, t):
+            if not 0 <= x < n:
+                raise error_at(ins, f"collective-permute: id {x} is out of range: there are {n} "
+                                    f"{'partitions' if mode == CROSS_PARTITION else 'replicas'}")
+        if s in sources or t in targets:
+            raise error_at(ins, f"collective-permute: {'source' if s in sources else 'target'} "
+                                f"{s if s in sources else t} appears twice in source_target_pairs")
+        sources.add(s)
+        targets.add(t)
+        if t == my:
+            src = s
+    if mode == CROSS_PARTITION:
+        parts = tuple(dev.replica * dev.num_partitions + p for p in range(n))
+    else:
+        parts = tuple(r * dev.num_partitions + dev.partition for r in range(n))
+    zeros = [zero_value(s) for s in result_shapes]
+    # only the devices that take part in some pair need to meet
+    involved = tuple(p for k, p in enumerate(parts) if k in sources or k in targets)
+
+    def compute(*xs):
+        if dev.id not in involved:
+            return tuple(z.copy() for z in zeros)
+        vals = _exchange(ins, dev, involved, xs)
+        if src is None:
+            return tuple(z.copy() for z in zeros)
+        return tuple(vals[involved.index(parts[src])])
+    return compute
+
+
+@kernel("collective-permute")
+def _k_collective_permute(ins, ctx):
+    tuple_out = isinstance(ins.shape, ir.TupleShape)
+    compute = _permute(ins, ctx, _leaves_shapes(ins.shape))
+
+    def run(*xs):
+        outs = compute(*xs)
+        return tuple(outs) if tuple_out else outs[0]
+    return run
+
+
+@kernel("collective-permute-start")
+def _k_collective_permute_start(ins, ctx):
+    s = ins.shape
+    if not isinstance(s, ir.TupleShape) or len(s.elements) < 2:
+        raise error_at(ins, "collective-permute-start must have the shape (operand, result, context...)")
+    res = s.elements[1]
+    tuple_out = isinstance(res, ir.TupleShape)
+    compute = _permute(ins, ctx, _leaves_shapes(res))
+    ctx_vals = tuple(zero_value(c) for c in s.elements[2:])
+
+    def run(*xs):
+        outs = compute(*xs)
+        return ((tuple(xs) if len(xs) != 1 else xs[0]), (tuple(outs) if tuple_out else outs[0])) + ctx_vals
+    return run
+
+
+@kernel("collective-broadcast")
+def _k_collective_broadcast(ins, ctx):
+    dev = _device(ctx)
+    parts = participants(ins, dev, group_mode(ins, has_global_flag=False))
+    tuple_out = isinstance(ins.shape, ir.TupleShape)
+
+    def run(*xs):
+        vals = _exchange(ins, dev, parts, xs)
+        outs = tuple(np.array(v, copy=True) for v in vals[0])
+        return outs if tuple_out else outs[0]
+    return run
+
+
+@kernel("ragged-all-to-all")
+def _k_ragged_all_to_all(ins, ctx):
+    """ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets, recv_sizes): with K =
+    len(offsets) = G * k, update u of a participant (u // k = destination) sends input rows
+    [input_offsets[u], +send_sizes[u]) to the destination, which writes them at the SENDER's
+    output_offsets[u] into (a copy of) its `output`; recv_sizes[u] must match what source u // k
+    sends.  (XLA:CPU does not run this op; semantics from XLA's and JAX's documentation.)"""
+    dev = _device(ctx)
+    parts = participants(ins, dev, group_mode(ins, has_global_flag=False))
+    g = len(parts)
+    pos = parts.index(dev.id)
+    if len(ins.operands) != 6:
+        raise error_at(ins, f"ragged-all-to-all takes 6 operands, got {len(ins.operands)}")
+
+    def run(x, out, in_off, send, out_off, recv):
+        in_off, send, out_off, recv = (np.asarray(a, np.int64).ravel() for a in (in_off, send, out_off, recv))
+        n = len(in_off)
+        if not (len(send) == len(out_off) == len(recv) == n) or n % g:
+            raise error_at(ins, f"ragged-all-to-all: offsets and sizes must have one length, a multiple of "
+                                f"the group size {g}")
+        k = n // g
+        if x.shape[1:] != out.shape[1:]:
+            raise error_at(ins, f"ragged-all-to-all: input {list(x.shape)} and output {list(out.shape)} differ "
+                                f"beyond the first dimension")
+        sends = []
+        for u in range(n):
+            lo, m = int(in_off[u]), int(send[u])
+            if m < 0 or lo < 0 or lo + m > x.shape[0]:
+                raise error_at(ins, f"ragged-all-to-all: update {u} reads input rows [{lo}, {lo + m}) of "
+                                    f"{x.shape[0]}")
+            sends.append((x[lo:lo + m], int(out_off[u])))
+        vals = _exchange(ins, dev, parts, sends)
+        res = np.array(out, copy=True)
+        for src in range(g):
+            for j in range(k):
+                data, at = vals[src][pos * k + j]
+                want = int(recv[src * k + j])
+                if data.shape[0] != want:
+                    raise error_at(ins, f"ragged-all-to-all: recv_sizes[{src * k + j}] is {want}, but "
+                                        f"participant {src} sends {data.shape[0]} row(s)")
+                if at < 0 or at + want > res.shape[0]:
+                    raise error_at(ins, f"ragged-all-to-all: rows [{at}, {at + want}) from participant "
+                                        f"{src} fall outside the output's {res.shape[0]}")
+                res[at:at + want] = data
+        return res
+    return run
+
+
+# --------------------------------------------------------------------------------------------------
+# shard_map's global/local boundaries (spmd.prepare_global_view turns the xla.sdy custom calls into these)
+
+def _shard_index(desc, dev_id, shape):
+    """The index of device `dev_id`'s shard: desc = ("tiles", tile dims, device order) (GSPMD's
+    `devices=[...]`) or (mesh axes, dims' axis names) (Shardy)."""
+    if desc[0] == "tiles":
+        _, tdims, order = desc
+        if order is None:  # replicated
+            return tuple(slice(None) for _ in shape)
+        where = np.argwhere(np.asarray(order).reshape(tdims) == dev_id)
+        if len(where) != 1:
+            raise ValueError(f"device {dev_id} is not in the sharding's device list")
+        coords = where[0]
+        idx = []
+        for k, n in enumerate(shape):
+            t = tdims[k] if k < len(tdims) else 1
+            if n % t:
+                raise ValueError(f"dimension {k} of size {n} does not split into {t} tiles")
+            b = n // t
+            idx.append(slice(int(coords[k]) * b, (int(coords[k]) + 1) * b))
+        return tuple(idx)
+    return _shard_slices(desc[0], desc[1], dev_id, shape)
+
+
+def _shard_slices(mesh, dims, dev_id, shape):
+    """The index of this device's shard of a value of global `shape` sharded as `dims`."""
+    names = [a for a, _ in mesh]
+    sizes = [n for _, n in mesh]
+    coords = dict(zip(names, np.unravel_index(dev_id, sizes) if sizes else ()))
+    size_of = dict(mesh)
+    idx = []
+    for k, n in enumerate(shape):
+        axes = dims[k] if k < len(dims) else ()
+        count, pos = 1, 0
+        for a in axes:
+            pos = pos * size_of[a] + int(coords[a])
+            count *= size_of[a]
+        if n % count:
+            raise ValueError(f"dimension {k} of size {n} does not split into {count} shards")
+        b = n // count
+        idx.append(slice(pos * b, (pos + 1) * b))
+    return tuple(idx)
+
+
+@kernel("spmd-global-to-local")
+def _k_global_to_local(ins, ctx):
+    dev = _device(ctx)
+    shardings = ins.attrs["sdy_shardings"]
+    tuple_out = isinstance(ins.shape, ir.TupleShape)
+
+    def run(*xs):
+        outs = []
+        for x, desc in zip(xs, shardings):
+            try:
+                outs.append(np.array(x[_shard_index(desc, dev.partition, x.shape)], copy=True))
+            except ValueError as e:
+                raise error_at(ins, f"shard_map input: {e}") from None
+        return tuple(outs) if tuple_out else outs[0]
+    return run
+
+
+@kernel("spmd-local-to-global")
+def _k_local_to_global(ins, ctx):
+    dev = _device(ctx)
+    shardings = ins.attrs["sdy_shardings"]
+    shapes = _leaves_shapes(ins.shape)
+    tuple_out = isinstance(ins.shape, ir.TupleShape)
+    parts = tuple(range(dev.replica * dev.num_partitions, (dev.replica + 1) * dev.num_partitions))
+
+    def run(*xs):
+        vals = _exchange(ins, dev, parts, xs)
+        outs = []
+        for k, (shape, desc) in enumerate(zip(shapes, shardings)):
+            full = np.zeros(tuple(shape.dims), shape.element_type.dtype)
+            for p, v in enumerate(vals):
+                try:
+                    idx = _shard_index(desc, p, full.shape)
+                    full[idx] = v[k]
+                except ValueError as e:
+                    raise error_at(ins, f"shard_map output: {e}") from None
+            outs.append(full)
+        return tuple(outs) if tuple_out else outs[0]
+    return run
+
+
+# The async sugar of the collectives that have no -start opcode of their own.
+for _base in ("reduce-scatter", "all-to-all", "collective-broadcast", "ragged-all-to-all"):
+    for _suf, _fn in (("-start", _sugar_start), ("-update", _update), ("-done", _done)):
+        KERNELS.setdefault(_base + _suf, _fn)
