@@ -12,7 +12,8 @@ from typing import Union
 from . import ir
 from .diagnostics import HloError
 
-__all__ = ["parse", "parse_all", "parse_file", "to_text", "format_text", "check", "run", "run_spmd", "HloError",
+__all__ = ["parse", "parse_all", "parse_file", "to_text", "format_text", "check", "run", "run_spmd", "register_custom_call",
+           "HloError",
            "ir", "__version__"]
 __version__ = "0.1.0"
 
@@ -77,3 +78,10 @@ def run_spmd(module: Union[ir.Module, str], per_device_inputs, replicas: int = N
     if isinstance(module, str):
         module = parse(module)
     return _run_spmd(module, per_device_inputs, replicas=replicas, partitions=partitions, **options)
+
+
+def register_custom_call(name: str, fn) -> None:
+    """Register a Python implementation of custom-call target `name` (fn=None removes it):
+    fn(*arrays, backend_config=str|None, shape=ir.Shape) -> array, or a tuple for a tuple shape."""
+    from .ops.custom_call import register
+    register(name, fn)

@@ -82,6 +82,8 @@ NOTES = {
     "all-reduce": "XLA:CPU order: fold from +0/1 in group order; max/min skip NaN; bf16 in f32, f8 in f16",
     "collective-permute": "non-targets get zeros; in-place form not yet",
     "ragged-all-to-all": "documented semantics (XLA:CPU does not run it)",
+    "custom-call": "registry: TopK, sharding markers, LAPACK and cuSOLVER linalg, cuBLAS GEMM; "
+                   "hlo_interp.register_custom_call for others",
 }
 
 

@@ -3,7 +3,8 @@
 from . import registry  # noqa: F401
 
 _FAMILIES = ("elementwise", "movement", "reduce", "dot", "control", "window", "gather_scatter", "sort",
-             "fft", "linalg", "rng", "batchnorm", "async_ops", "dynamic", "ragged", "collectives")
+             "fft", "linalg", "rng", "batchnorm", "async_ops", "dynamic", "ragged", "collectives",
+             "custom_call")
 
 
 def load_all() -> None:

@@ -1,0 +1,424 @@
+"""custom-call: the target registry, user targets, TopK, sharding annotations and the LAPACK targets.
+
+Expected values: XLA:CPU through JAX (tests/data/custom_call/*.npz, made by
+tools/make_custom_call_vectors.py), before- and after-optimization HLO of real JAX programs.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import hlo_interp
+import hlo_interp.ops.custom_call as cc
+from hlo_interp import HloError
+
+DATA = Path(__file__).parent / "data" / "custom_call"
+FILES = sorted(DATA.glob("*.npz"))
+
+
+def _load(arr, name):
+    if arr.dtype.name == name:
+        return arr
+    return arr.view(np.dtype(getattr(ml_dtypes, name)))
+
+
+def _case(path):
+    z = np.load(path)
+    meta = json.loads(str(z["meta"]))
+    dts = meta["dtypes"]
+    args = [_load(z[f"arg{i}"], dts[f"arg{i}"]) for i in range(sum(k.startswith("arg") for k in z.files))]
+    outs = [_load(z[f"out{i}"], dts[f"out{i}"]) for i in range(sum(k.startswith("out") for k in z.files))]
+    return str(z["before"]), str(z["after"]), args, outs, meta
+
+
+def _close(got, want, compare, what=""):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, what
+    assert got.dtype == want.dtype, f"{what}: {got.dtype} != {want.dtype}"
+    if compare == "exact" or want.dtype.kind in "iub":
+        if want.dtype.kind in "fc" or want.dtype.name in ("bfloat16",):
+            g, w = got.astype(np.complex128 if want.dtype.kind == "c" else np.float64), \
+                want.astype(np.complex128 if want.dtype.kind == "c" else np.float64)
+            assert np.array_equal(np.isnan(g), np.isnan(w)), what
+            m = ~np.isnan(g)
+            assert np.array_equal(g[m], w[m]), what
+            if want.dtype.kind == "f":
+                assert np.array_equal(np.signbit(g[m]), np.signbit(w[m])), what
+        else:
+            assert np.array_equal(got, want), what
+        return
+    assert np.array_equal(np.isnan(got), np.isnan(want)), what
+    m = ~np.isnan(want)
+    np.testing.assert_allclose(got[m], want[m], rtol=compare["rtol"], atol=compare["atol"], err_msg=what)
+
+
+def _eye_like(x, n):
+    return np.broadcast_to(np.eye(n, dtype=x.dtype), x.shape[:-2] + (n, n))
+
+
+def _ct(x):
+    return np.conj(np.swapaxes(x, -1, -2))
+
+
+def _check_determined(check, args, got, want, compare):
+    """What LAPACK determines uniquely, for results that are unique only up to signs/phases."""
+    rt = compare["rtol"] * 20
+    a = args[0].astype(np.complex128)
+    if check == "qr":
+        q, r = (np.asarray(g).astype(np.complex128) for g in got)
+        np.testing.assert_allclose(q @ r, a, rtol=rt, atol=rt)                     # Q·R = A
+        np.testing.assert_allclose(_ct(q) @ q, _eye_like(q, q.shape[-1]), atol=rt)  # orthonormal columns
+        assert np.allclose(np.tril(r, -1), 0)                                        # R upper triangular
+        # |R| is determined (the signs of its rows are LAPACK's convention): equal to XLA's
+        np.testing.assert_allclose(np.abs(r), np.abs(want[1]), rtol=rt, atol=rt)
+        # our Householder QR follows LAPACK's conventions: the values themselves equal XLA's
+        _close(got[0], want[0], compare, "q")
+        _close(got[1], want[1], compare, "r")
+    elif check == "eigh":
+        iv = 0 if np.ndim(got[0]) == a.ndim else 1  # (v, w) from lax.linalg.eigh, (w, v) from jnp.linalg.eigh
+        v, w = np.asarray(got[iv]), np.asarray(got[1 - iv])
+        want = [want[iv], want[1 - iv]]
+        _close(w, want[1], compare, "eigenvalues")
+        vc = v.astype(np.complex128)
+        herm = (a + _ct(a)) / 2
+        np.testing.assert_allclose(herm @ vc, vc * w[..., None, :], atol=rt * 10 * np.abs(w).max())
+        np.testing.assert_allclose(_ct(vc) @ vc, _eye_like(vc, vc.shape[-1]), atol=rt)
+        # each eigenvector equals XLA's up to a phase: |<v_xla, v>| = 1
+        dots = np.abs(np.sum(np.conj(want[0].astype(np.complex128)) * vc, axis=-2))
+        np.testing.assert_allclose(dots, 1, atol=rt)
+    elif check == "svd":
+        u, s, vt = (np.asarray(g) for g in got)
+        _close(s, want[1], compare, "singular values")
+        k = s.shape[-1]
+        uc, vc = u.astype(np.complex128)[..., :, :k], vt.astype(np.complex128)[..., :k, :]
+        wu, wvt = want[0].astype(np.complex128)[..., :, :k], want[2].astype(np.complex128)[..., :k, :]
+        a_xla = (wu * want[1][..., None, :]) @ wvt  # the matrix XLA decomposed
+        np.testing.assert_allclose((uc * s[..., None, :]) @ vc, a_xla, rtol=rt, atol=rt)
+        np.testing.assert_allclose(_ct(u.astype(np.complex128)) @ u, _eye_like(u, u.shape[-1]), atol=rt)
+        np.testing.assert_allclose(vt @ _ct(vt.astype(np.complex128)), _eye_like(vt, vt.shape[-2]), atol=rt)
+    elif check in ("eig", "eigvals"):
+        # geev: the order of the eigenvalues and the signs/phases of the vectors depend on LAPACK's build;
+        # determined: the eigenvalues as a set, A·v = λ·v, unit vectors, each equal to XLA's up to a phase
+        w = np.asarray(got[0]).astype(np.complex128)
+        ww = want[0].astype(np.complex128)
+        order = np.argsort(np.round(w, 3).real + 1e-3 * np.round(w, 3).imag, axis=-1)
+        worder = np.argsort(np.round(ww, 3).real + 1e-3 * np.round(ww, 3).imag, axis=-1)
+        np.testing.assert_allclose(np.take_along_axis(w, order, -1), np.take_along_axis(ww, worder, -1),
+                                   rtol=rt, atol=rt)
+        if check == "eig":
+            v = np.asarray(got[1]).astype(np.complex128)
+            assert got[1].dtype == want[1].dtype
+            np.testing.assert_allclose(a @ v, v * w[..., None, :], atol=rt * 10 * np.abs(w).max())
+            np.testing.assert_allclose(np.linalg.norm(v, axis=-2), 1, atol=rt)
+            vs = np.take_along_axis(v, order[..., None, :], -1)
+            wv = np.take_along_axis(want[1].astype(np.complex128), worder[..., None, :], -1)
+            np.testing.assert_allclose(np.abs(np.sum(np.conj(wv) * vs, axis=-2)), 1, atol=rt)
+    else:
+        raise AssertionError(f"unknown check {check}")
+
+
+@pytest.mark.parametrize("stage", ["after", "before"])
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_xla_vectors(path, stage):
+    before, after, args, want, meta = _case(path)
+    text = after if stage == "after" else before
+    got = hlo_interp.run(text, *args)
+    assert len(got) == len(want)
+    if meta.get("check"):
+        _check_determined(meta["check"], args, got, want, meta["compare"])
+        return
+    for i, (g, w) in enumerate(zip(got, want)):
+        _close(g, w, meta["compare"], f"out{i}")
+
+
+def test_vectors_present():
+    assert len(FILES) >= 100
+    names = ("TopK", "potrf", "trsm", "getrf", "geqrf", "orgqr", "ungqr", "syevd", "heevd", "gesdd", "geev",
+             "gehrd", "gtsv", "sytrd", "hetrd", "geqp3", "cusolver_potrf", "cusolver_syevd", "cusolver_getrf",
+             "cu_lu_pivots_to_permutation", "cusolver_geqrf", "cusolver_orgqr", "cusolver_sytrd", "hipsolver_potrf",
+             "hipsolver_syevd", "hipsolver_getrf", "hip_lu_pivots_to_permutation", "hipsolver_geqrf",
+             "hipsolver_orgqr", "hipsolver_sytrd", "gesvd", "cusolver_gesvdj", "hipsolver_gesvdj", "cuhybrid_eig_real",
+             "cuhybrid_eig_comp", "hiphybrid_eig_real", "cuhybrid_geqp3", "hiphybrid_geqp3", "cusparse_gtsv2",
+             "hipsparse_gtsv2")
+    after_targets = set()
+    for p in FILES:
+        before, after, _, _, _ = _case(p)
+        text = before + after
+        after_targets.update(t for t in names if f'custom_call_target="{t}' in text or
+                             re.search(f'custom_call_target="lapack_[sdcz]{t}_ffi"', text))
+    assert after_targets == set(names)
+
+
+# --------------------------------------------------------------------------------------------------
+# the registry: unknown targets, user targets
+
+
+def _module(body: str, params: str = "x = f32[2,3] parameter(0)") -> str:
+    return f"HloModule m\n\nENTRY main {{\n  {params}\n  {body}\n}}\n"
+
+
+def test_unknown_target_message():
+    text = _module('ROOT c = f32[2,3] custom-call(x), custom_call_target="my_op"')
+    with pytest.raises(HloError) as e:
+        hlo_interp.run(text, np.zeros((2, 3), np.float32))
+    msg = str(e.value)
+    assert "'my_op'" in msg and "register_custom_call('my_op', fn)" in msg
+    assert msg.startswith("<string>:5:")  # located at the instruction (line 5)
+
+
+def test_unknown_target_with_unused_result_still_fails():
+    # a custom call is kept even when nothing uses it: an unknown one never vanishes silently
+    text = _module('c = f32[2,3] custom-call(x), custom_call_target="no_such", custom_call_has_side_effect=true\n'
+                   '  ROOT n = f32[2,3] negate(x)')
+    with pytest.raises(HloError, match="no_such"):
+        hlo_interp.run(text, np.zeros((2, 3), np.float32))
+
+
+def test_user_target_array_and_backend_config():
+    seen = {}
+
+    def fn(x, y, *, backend_config, shape):
+        seen["bc"], seen["shape"] = backend_config, shape
+        return x * 2 + y  # float64 result: converted to the declared f32
+    cc.register("scale_add", fn)
+    try:
+        text = _module('ROOT c = f32[2,3] custom-call(x, y), custom_call_target="scale_add", '
+                       'backend_config="{\\"k\\": 2}"', "x = f32[2,3] parameter(0)\n  y = f32[2,3] parameter(1)")
+        x = np.arange(6, dtype=np.float32).reshape(2, 3)
+        (r,) = hlo_interp.run(text, x, np.ones((2, 3), np.float32))
+        assert r.dtype == np.float32
+        np.testing.assert_array_equal(r, [[1, 3, 5], [7, 9, 11]])
+        assert seen["bc"] == '{"k": 2}' and tuple(seen["shape"].dims) == (2, 3)
+    finally:
+        cc.register("scale_add", None)
+    with pytest.raises(HloError, match="scale_add"):
+        hlo_interp.run(text, x, np.ones((2, 3), np.float32))
+
+
+def test_user_target_tuple_result_and_errors():
+    def split(x, *, backend_config, shape):
+        return (x[:, :1], x.sum(axis=1).astype(np.int64))
+    cc.register("split", split)
+    cc.register("bad_shape", lambda x, **kw: x.T)
+    cc.register("raises", lambda x, **kw: 1 / 0)
+    try:
+        text = _module('ROOT c = (f32[2,1], s32[2]) custom-call(x), custom_call_target="split"')
+        r = hlo_interp.run(text, np.array([[1, 2, 3], [4, 5, 6]], np.float32))
+        np.testing.assert_array_equal(r[0], [[1], [4]])
+        assert r[1].dtype == np.int32
+        np.testing.assert_array_equal(r[1], [6, 15])
+        with pytest.raises(HloError, match=r"'bad_shape' returned shape \[3, 2\]"):
+            hlo_interp.run(_module('ROOT c = f32[2,3] custom-call(x), custom_call_target="bad_shape"'),
+                           np.zeros((2, 3), np.float32))
+        with pytest.raises(HloError, match="'raises' .*raised ZeroDivisionError"):
+            hlo_interp.run(_module('ROOT c = f32[2,3] custom-call(x), custom_call_target="raises"'),
+                           np.zeros((2, 3), np.float32))
+    finally:
+        for n in ("split", "bad_shape", "raises"):
+            cc.register(n, None)
+
+
+def test_user_target_overrides_builtin():
+    cc.register("Sharding", lambda x, **kw: x + 1)
+    try:
+        (r,) = hlo_interp.run(_module('ROOT c = f32[2,3] custom-call(x), custom_call_target="Sharding"'),
+                              np.zeros((2, 3), np.float32))
+        np.testing.assert_array_equal(r, np.ones((2, 3)))
+    finally:
+        cc.register("Sharding", None)
+    (r,) = hlo_interp.run(_module('ROOT c = f32[2,3] custom-call(x), custom_call_target="Sharding"'),
+                          np.zeros((2, 3), np.float32))
+    np.testing.assert_array_equal(r, np.zeros((2, 3)))
+
+
+def test_backend_config_mlir_dict():
+    m = hlo_interp.parse(_module('ROOT c = f32[2,3] custom-call(x), custom_call_target="t", '
+                                 'backend_config={diag = 85 : ui8, flag = true, name = "a,b", f = 1.5 : f32, '
+                                 'arr = array<i64: 1, 2>, n = -3 : i32}'))
+    assert cc.backend_config_dict(m.entry.root) == {"diag": 85, "flag": True, "name": "a,b", "f": 1.5,
+                                                    "arr": "array<i64: 1, 2>", "n": -3}
+
+
+# --------------------------------------------------------------------------------------------------
+# sharding annotations, TopK with a comparator
+
+
+def test_sharding_targets_identity():
+    for t in ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "xla.sdy.FuncResultSharding"):
+        x = np.array([[1, -2, 3], [4, 5, -6]], np.float32)
+        (r,) = hlo_interp.run(_module(f'ROOT c = f32[2,3] custom-call(x), custom_call_target="{t}", '
+                                      f'sharding={{replicated}}'), x)
+        np.testing.assert_array_equal(r, x)
+
+
+def test_sharding_shape_change_refused():
+    text = _module('ROOT c = f32[1,3] custom-call(x), custom_call_target="SPMDFullToShardShape", sharding={manual}')
+    with pytest.raises(HloError, match="multi-device run"):
+        hlo_interp.run(text, np.zeros((2, 3), np.float32))
+
+
+_TOPK_CMP = """HloModule m
+
+cmp {{
+  {params}
+  ROOT c = pred[] compare(a, b), direction={dir}
+}}
+
+ENTRY main {{
+  x = {t}[2,6] parameter(0)
+  ROOT r = ({t}[2,3], s32[2,3]) custom-call(x), custom_call_target="TopK", called_computations={{cmp}}
+}}
+"""
+
+
+@pytest.mark.parametrize("nparams", [2, 4])
+@pytest.mark.parametrize("t,dtype", [("s32", np.int32), ("bf16", ml_dtypes.bfloat16), ("f64", np.float64),
+                                     ("u8", np.uint8)])
+def test_topk_comparator_non_f32(nparams, t, dtype):
+    # XLA:CPU compiles TopK for f32 only; other types follow XLA's TopK decomposition: a stable sort by the
+    # comparator, then the first k (lower index first among equal values).
+    params = f"a = {t}[] parameter(0)\n  b = {t}[] parameter(1)"
+    if nparams == 4:
+        params += "\n  ia = s32[] parameter(2)\n  ib = s32[] parameter(3)"
+    x = np.array([[3, 1, 3, 7, 0, 7], [2, 2, 2, 2, 2, 9]]).astype(dtype)
+    v, i = hlo_interp.run(_TOPK_CMP.format(params=params, dir="GT", t=t), x)
+    np.testing.assert_array_equal(i, [[3, 5, 0], [5, 0, 1]])
+    np.testing.assert_array_equal(v.astype(np.float64), [[7, 7, 3], [9, 2, 2]])
+    v, i = hlo_interp.run(_TOPK_CMP.format(params=params, dir="LT", t=t), x)   # a "smallest k" comparator
+    np.testing.assert_array_equal(i, [[4, 1, 0], [0, 1, 2]])
+    assert v.dtype == np.dtype(dtype)
+
+
+def test_topk_f32_is_runtime_total_order():
+    # f32: XLA:CPU's runtime TopK: total order (+NaN first, +0 before -0), whatever the comparator says
+    x = np.array([[1, np.nan, -0.0, 0.0, 5, -np.nan]], np.float32)
+    params = "a = f32[] parameter(0)\n  b = f32[] parameter(1)"
+    v, i = hlo_interp.run(_TOPK_CMP.format(params=params, dir="LT", t="f32").replace("[2,", "[1,"), x)
+    np.testing.assert_array_equal(i, [[1, 4, 0]])
+    np.testing.assert_array_equal(v, [[np.nan, 5, 1]])
+
+
+def test_topk_bad_shapes():
+    text = ('HloModule m\n\nENTRY main {\n  x = f32[2,6] parameter(0)\n  ROOT r = (f32[2,7], s32[2,7]) '
+            'custom-call(x), custom_call_target="TopK"\n}\n')
+    with pytest.raises(HloError, match="does not fit"):
+        hlo_interp.run(text, np.zeros((2, 6), np.float32))
+
+
+# --------------------------------------------------------------------------------------------------
+# LAPACK targets: worked examples and refusals
+
+
+def _lapack(target, ret, params, cfg="{}", extra=""):
+    return (f"HloModule m\n\nENTRY main {{\n  {params}\n  ROOT r = {ret} custom-call({extra}), "
+            f"custom_call_target=\"{target}\", api_version=API_VERSION_TYPED_FFI, backend_config={cfg}\n}}\n")
+
+
+def test_getrf_worked_example():
+    # LAPACK: a = P·L·U; the pivot is the largest |a| in the column, the first one on ties
+    a = np.array([[1, 2], [3, 4]], np.float64)
+    lu, piv, info = hlo_interp.run(_lapack("lapack_dgetrf_ffi", "(f64[2,2], s32[2], s32[])",
+                                           "a = f64[2,2] parameter(0)", extra="a"), a)
+    np.testing.assert_allclose(lu, [[3, 4], [1 / 3, 2 / 3]], rtol=1e-15)
+    np.testing.assert_array_equal(piv, [2, 2])
+    assert info == 0
+    lu, piv, info = hlo_interp.run(_lapack("lapack_dgetrf_ffi", "(f64[2,2], s32[2], s32[])",
+                                           "a = f64[2,2] parameter(0)", extra="a"), np.zeros((2, 2)))
+    assert info == 1 and list(piv) == [1, 2]
+
+
+def test_potrf_worked_example_and_info():
+    a = np.array([[4, 2], [2, 5]], np.float32)
+    f, info = hlo_interp.run(_lapack("lapack_spotrf_ffi", "(f32[2,2], s32[])", "a = f32[2,2] parameter(0)",
+                                     "{uplo = 76 : ui8}", "a"), a)
+    np.testing.assert_array_equal(f, [[2, 2], [1, 2]])  # the upper triangle keeps a's values
+    assert info == 0
+    f, info = hlo_interp.run(_lapack("lapack_spotrf_ffi", "(f32[2,2], s32[])", "a = f32[2,2] parameter(0)",
+                                     "{uplo = 85 : ui8}", "a"), np.array([[1, 2], [2, 1]], np.float32))
+    assert info == 2
+
+
+def test_lapack_refusals():
+    with pytest.raises(HloError, match="must be f32"):
+        hlo_interp.run(_lapack("lapack_spotrf_ffi", "(f64[2,2], s32[])", "a = f64[2,2] parameter(0)",
+                               "{uplo = 76 : ui8}", "a"), np.eye(2))
+    with pytest.raises(HloError, match="uplo='X'"):
+        hlo_interp.run(_lapack("lapack_spotrf_ffi", "(f32[2,2], s32[])", "a = f32[2,2] parameter(0)",
+                               "{uplo = 88 : ui8}", "a"), np.eye(2, dtype=np.float32))
+    with pytest.raises(HloError, match="lapack_sgtsv_ffi"):  # not implemented: the unknown-target message
+        hlo_interp.run(_lapack("lapack_sgtsv_ffi", "f32[2,2]", "a = f32[2,2] parameter(0)", "{}", "a"),
+                       np.eye(2, dtype=np.float32))
+
+
+# --------------------------------------------------------------------------------------------------
+# cuBLAS GEMM targets (XLA:GPU dumps; no GPU here: expected values from the GemmBackendConfig semantics,
+# alpha·dot + beta·c, then the epilogue)
+
+_GEMM_DN = ('"dot_dimension_numbers":{{"lhs_contracting_dimensions":["{lc}"],"rhs_contracting_dimensions":["{rc}"],'
+            '"lhs_batch_dimensions":[{lb}],"rhs_batch_dimensions":[{rb}]}}')
+
+
+def _gemm_cfg(alpha=1, beta=0, epilogue="DEFAULT", lc=1, rc=0, lb="", rb="", nested=True):
+    body = (f'"alpha_real":{alpha},"alpha_imag":0,"beta":{beta},' + _GEMM_DN.format(lc=lc, rc=rc, lb=lb, rb=rb) +
+            f',"precision_config":{{"operand_precision":["DEFAULT","DEFAULT"]}},"epilogue":"{epilogue}"')
+    if nested:
+        return '{"operation_queue_id":"0","wait_on_operation_queues":[],"gemm_backend_config":{' + body + '}}'
+    return "{" + body + "}"
+
+
+def test_cublas_gemm_alpha_beta_workspace():
+    text = ("HloModule m\n\nENTRY e {\n  a = f32[2,3] parameter(0)\n  b = f32[3,4] parameter(1)\n"
+            "  c = f32[2,4] parameter(2)\n  g = (f32[2,4], s8[16]{0}) custom-call(a, b, c), "
+            f'custom_call_target="__cublas$gemm", backend_config={_gemm_cfg(2, 0.5)}\n'
+            "  ROOT r = f32[2,4] get-tuple-element(g), index=0\n}\n")
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.arange(12, dtype=np.float32).reshape(3, 4)
+    (r,) = hlo_interp.run(text, a, b, np.ones((2, 4), np.float32))
+    np.testing.assert_array_equal(r, [[40.5, 46.5, 52.5, 58.5], [112.5, 136.5, 160.5, 184.5]])
+
+
+def test_cublas_gemm_batch_bf16_old_config():
+    text = ("HloModule m\n\nENTRY e {\n  a = bf16[2,3,2] parameter(0)\n  b = bf16[2,3,2] parameter(1)\n"
+            "  ROOT g = bf16[2,2,2] custom-call(a, b), custom_call_target=\"__cublas$gemm\", "
+            f"backend_config={_gemm_cfg(lc=1, rc=1, lb='0', rb='0', nested=False)}\n}}\n")
+    a = np.arange(12).reshape(2, 3, 2).astype(ml_dtypes.bfloat16)
+    b = (np.arange(12).reshape(2, 3, 2) - 5).astype(ml_dtypes.bfloat16)
+    (r,) = hlo_interp.run(text, a, b)
+    assert r.dtype == ml_dtypes.bfloat16
+    want = np.einsum("bki,bkj->bij", a.astype(np.float32), b.astype(np.float32))
+    np.testing.assert_array_equal(r.astype(np.float32), want)
+
+
+def test_cublaslt_bias_relu_and_refusal():
+    text = ("HloModule m\n\nENTRY e {\n  a = f32[2,2] parameter(0)\n  b = f32[2,3] parameter(1)\n"
+            "  bias = f32[3] parameter(2)\n  ROOT g = f32[2,3] custom-call(a, b, bias), "
+            f'custom_call_target="__cublas$lt$matmul", backend_config={_gemm_cfg(epilogue="BIAS_RELU")}\n}}\n')
+    a = np.array([[1, 2], [-3, 1]], np.float32)
+    b = np.array([[1, 0, 2], [0, 1, -1]], np.float32)
+    (r,) = hlo_interp.run(text, a, b, np.array([0, -1, 10], np.float32))
+    np.testing.assert_array_equal(r, [[1, 1, 10], [0, 0, 3]])
+    with pytest.raises(HloError, match="epilogue GELU"):
+        hlo_interp.run(text.replace("BIAS_RELU", "GELU").replace("a, b, bias", "a, b"), a, b,
+                       np.zeros(3, np.float32))
+
+
+def test_geqp3_fixed_columns():
+    # jpvt != 0 moves those columns to the front (in order) before the pivoted QR of the others
+    text = ("HloModule m\n\nENTRY main {\n  a = f64[2,5,4] parameter(0)\n  p = s32[2,4] parameter(1)\n"
+            "  ROOT r = (f64[2,5,4], s32[2,4], f64[2,4]) custom-call(a, p), custom_call_target=\"lapack_dgeqp3_ffi\", "
+            "api_version=API_VERSION_TYPED_FFI, backend_config={}\n}\n")
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((2, 5, 4))
+    a[:, :, 0] *= 10  # the largest column: first among the free ones
+    qr, jp, tau = hlo_interp.run(text, a, np.array([[0, 1, 0, 1], [0, 0, 1, 0]], np.int32))
+    assert jp[0, :2].tolist() == [2, 4] and jp[1, 0] == 3
+    assert sorted(jp[0].tolist()) == [1, 2, 3, 4] and jp[0, 2] == 1 and jp[1, 1] == 1
+    from hlo_interp.ops.lapack import orgqr
+    q = orgqr(qr, tau)
+    r = np.triu(qr)[:, :4, :]
+    np.testing.assert_allclose(q @ r, np.take_along_axis(a, (jp - 1)[:, None, :], -1), atol=1e-12)

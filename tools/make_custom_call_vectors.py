@@ -1,0 +1,364 @@
+#!/usr/bin/env python3
+"""Regenerate tests/data/custom_call/: XLA:CPU-computed cases for the custom-call targets (dev-only:
+needs JAX; made with jax/jaxlib 0.10.2).
+
+Each case is one file `tests/data/custom_call/<name>.npz` holding
+    before     jax.jit(f).lower(...).as_text(dialect="hlo"), or hand-written HLO text
+    after      XLA:CPU's optimized module text (where the LAPACK / TopK custom calls are)
+    argK       the entry parameters in order (ml_dtypes types stored as raw unsigned bits)
+    outK       XLA:CPU's result leaves, depth-first (same storage rule)
+    meta       JSON: {"dtypes": {key: dtype name}, "compare": ..., "check": ..., "note": ...}
+`compare`: "exact" (bit for bit, NaN matches NaN) or {"rtol": r, "atol": a}.  `check` (optional) names
+what tests/test_ops_custom_call.py verifies instead of elementwise equality, for results LAPACK does
+not determine uniquely (e.g. "qr": Q·R = A and Qᴴ·Q = I, R = Rᵀ's triangle up to the signs of rows).
+
+Hand-written HLO is parsed by XLA's own parser, converted to StableHLO and compiled by the XLA:CPU
+client JAX uses (as tools/make_golden.py does).
+
+Usage:  python3 tools/make_custom_call_vectors.py [--only REGEX]
+"""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import argparse
+import json
+import re
+import warnings
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+
+warnings.filterwarnings("ignore")
+REPO = Path(__file__).resolve().parent.parent
+OUT = REPO / "tests" / "data" / "custom_call"
+NATIVE = {"float32", "float64", "complex64", "complex128", "int32", "int64", "uint32", "int8", "uint8",
+          "int16", "uint16", "float16", "bool"}
+TOL32 = {"rtol": 1e-4, "atol": 1e-5}
+TOL64 = {"rtol": 1e-10, "atol": 1e-12}
+
+import jax
+import jax.numpy as jnp
+
+jax.config.update("jax_enable_x64", True)
+
+
+def _store(arr):
+    arr = np.asarray(arr)
+    if arr.dtype.name in NATIVE:
+        return arr, arr.dtype.name
+    raw = arr.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[arr.dtype.itemsize])
+    return raw, arr.dtype.name
+
+
+def save(name, before, after, args, outs, compare, check=None, note=""):
+    data, dtypes = {}, {}
+    for i, a in enumerate(args):
+        data[f"arg{i}"], dtypes[f"arg{i}"] = _store(a)
+    for i, o in enumerate(outs):
+        data[f"out{i}"], dtypes[f"out{i}"] = _store(o)
+    meta = {"dtypes": dtypes, "compare": compare, "check": check, "note": note}
+    np.savez_compressed(OUT / f"{name}.npz", before=np.array(before), after=np.array(after),
+                        meta=np.array(json.dumps(meta)), **data)
+
+
+def jax_case(name, fn, args, compare, check=None, note=""):
+    lowered = jax.jit(fn).lower(*args)
+    before = lowered.as_text(dialect="hlo")
+    compiled = lowered.compile()
+    after = compiled.as_text()
+    out = compiled(*args)
+    leaves = [np.asarray(v) for v in jax.tree_util.tree_leaves(out)]
+    save(name, before, after, args, leaves, compare, check, note)
+
+
+def hlo_case(name, text, args, compare, check=None, note=""):
+    from jax._src import xla_bridge
+    from jax._src.lib import _jax, hlo, xla_client
+    be = xla_bridge.get_backend("cpu")
+    m = hlo.hlo_module_from_text(text)
+    mlir = _jax.mlir.hlo_to_stablehlo(m.as_serialized_hlo_module_proto())
+    devs = _jax.DeviceList(tuple(be.local_devices()[:1]))
+    exe = be.compile_and_load(mlir, devs, xla_client.CompileOptions())
+    res = exe.execute_sharded([jax.device_put(a, be.local_devices()[0]) for a in args])
+    leaves = [np.asarray(x[0]) for x in res.disassemble_into_single_device_arrays()]
+    after = exe.hlo_modules()[0].to_string()
+    save(name, text, after, args, leaves, compare, check, note)
+
+
+def gpu_case(name, fn, a, check, compare, many=False):
+    args = list(a) if many else [a]
+    texts = [jax.jit(fn).trace(*args).lower(lowering_platforms=(p,)).as_text(dialect="hlo") for p in ("cuda", "rocm")]
+    out = jax.jit(fn)(*args)
+    leaves = [np.asarray(v) for v in jax.tree_util.tree_leaves(out)]
+    save(name, texts[0], texts[1], args, leaves, compare, check,
+         "JAX lowered for CUDA (before) and ROCm (after), not optimized; expected: the same function on XLA:CPU")
+
+
+RNG = np.random.default_rng(5)
+
+
+def rand(shape, dtype):
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        return (RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape)).astype(dtype)
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def spd(n, dtype, batch=()):
+    a = rand(batch + (n, n), dtype)
+    return (a @ np.conj(np.swapaxes(a, -1, -2)) + n * np.eye(n)).astype(dtype)
+
+
+def tol(dtype):
+    return TOL64 if np.dtype(dtype) in (np.float64, np.complex128) else TOL32
+
+
+def _geqrf(m):
+    from jax._src.lax.linalg import geqrf
+    return geqrf(m)
+
+
+def _qrp(m):
+    import jax.scipy.linalg as jsl
+    return jsl.qr(m, pivoting=True, mode="economic")
+
+
+def cases():
+    L = jax.lax.linalg
+    # ---- TopK (f32: XLA:CPU's runtime top-k; ties, NaN, -0)
+    x = np.array([[1, 3, 3, np.nan, -0.0, 0.0, -np.inf, 2], [5, 5, 5, 5, -1, -np.nan, 7, 7]], np.float32)
+    yield "topk_f32_ties_nan", lambda: jax_case("topk_f32_ties_nan", lambda v: jax.lax.top_k(v, 5), [x], "exact")
+    yield "topk_f32_batch", lambda: jax_case("topk_f32_batch", lambda v: jax.lax.top_k(v, 3),
+                                             [rand((2, 3, 10), np.float32)], "exact")
+    yield "approx_max_k", lambda: jax_case("approx_max_k", lambda v: jax.lax.approx_max_k(v, 4),
+                                           [rand((3, 50), np.float32)], "exact")
+    for dt in ("float64", "int32", "bfloat16"):
+        v = (RNG.integers(-4, 4, (3, 9))).astype(getattr(ml_dtypes, dt, None) or np.dtype(dt))
+        yield f"topk_{dt}", (lambda v=v, dt=dt: jax_case(f"topk_{dt}", lambda a: jax.lax.top_k(a, 4), [v], "exact"))
+    # hand-written TopK on s32 and f64 with a 4-parameter comparator
+    # (XLA:CPU accepts the TopK custom call for f32 only: "TopK expects F32 data type for input")
+    for et, npdt in (("f32", np.float32),):
+        text = f"""HloModule topk_{et}
+
+cmp {{
+  a = {et}[] parameter(0)
+  b = {et}[] parameter(1)
+  ia = s32[] parameter(2)
+  ib = s32[] parameter(3)
+  ROOT gt = pred[] compare(a, b), direction=GT
+}}
+
+ENTRY main {{
+  x = {et}[4,7] parameter(0)
+  ROOT t = ({et}[4,3], s32[4,3]) custom-call(x), custom_call_target="TopK", called_computations={{cmp}}
+}}
+"""
+        v = RNG.integers(-3, 3, (4, 7)).astype(npdt)
+        yield f"topk_hlo_{et}", (lambda text=text, v=v, et=et: hlo_case(f"topk_hlo_{et}", text, [v], "exact"))
+    # ---- sharding annotations on one device
+    text = """HloModule sharding
+
+ENTRY main {
+  x = f32[4,3] parameter(0)
+  s = f32[4,3] custom-call(x), custom_call_target="Sharding", sharding={replicated}
+  f = f32[4,3] custom-call(s), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  n = f32[4,3] negate(f)
+  ROOT g = f32[4,3] custom-call(n), custom_call_target="SPMDShardToFullShape", sharding={replicated}
+}
+"""
+    yield "sharding_identity", lambda: hlo_case("sharding_identity", text, [rand((4, 3), np.float32)], "exact")
+    # ---- potrf
+    for dt in ("float32", "float64", "complex64", "complex128"):
+        for lower in (True, False):
+            nm = f"potrf_{dt}_{'lower' if lower else 'upper'}"
+            a = spd(4, dt, (2,))
+            yield nm, (lambda nm=nm, a=a, lower=lower, dt=dt: jax_case(
+                nm, lambda m: (L.cholesky(m, symmetrize_input=False) if lower else
+                               jnp.conj(jnp.swapaxes(L.cholesky(jnp.conj(jnp.swapaxes(m, -1, -2)),
+                                                                symmetrize_input=False), -1, -2))), [a], tol(dt)))
+    nm = "potrf_not_pd"
+    a = np.array([[[4, 2, 0], [2, 1, 0], [0, 0, 1]], [[1, 0, 0], [0, 2, 0], [0, 0, 3]]], np.float32)
+    yield nm, lambda: jax_case(nm, lambda m: L.cholesky(m, symmetrize_input=False), [a], TOL32)
+    # ---- trsm: every side/uplo/trans/diag
+    for dt in ("float32", "complex128"):
+        for left in (True, False):
+            for lower in (True, False):
+                for ta in (0, 1, 2):
+                    for unit in (False, True):
+                        nm = f"trsm_{dt}_{'L' if left else 'R'}{'l' if lower else 'u'}{'NTC'[ta]}{'U' if unit else 'N'}"
+                        a = (rand((2, 4, 4), dt) + 3 * np.eye(4)).astype(dt)
+                        b = rand((2, 4, 3) if left else (2, 3, 4), dt)
+                        yield nm, (lambda nm=nm, a=a, b=b, left=left, lower=lower, ta=ta, unit=unit, dt=dt: jax_case(
+                            nm, lambda p, q: L.triangular_solve(p, q, left_side=left, lower=lower,
+                                                                transpose_a=ta > 0, conjugate_a=ta == 2,
+                                                                unit_diagonal=unit), [a, b], tol(dt)))
+    # ---- getrf (lu) and solve (getrf + trsm)
+    for dt in ("float32", "float64", "complex64", "complex128"):
+        for shp in ((4, 4), (2, 5, 3), (3, 6)):
+            nm = f"getrf_{dt}_{'x'.join(map(str, shp))}"
+            a = rand(shp, dt)
+            yield nm, (lambda nm=nm, a=a, dt=dt: jax_case(nm, lambda m: L.lu(m), [a], tol(dt)))
+    a = np.array([[0, 0, 1], [0, 0, 2], [1, 2, 3]], np.float32)
+    yield "getrf_singular", lambda: jax_case("getrf_singular", lambda m: L.lu(m), [a], TOL32)
+    yield "solve_f32", lambda: jax_case("solve_f32", jnp.linalg.solve, [rand((3, 3), np.float32),
+                                                                         rand((3, 2), np.float32)], TOL32)
+    yield "inv_f64", lambda: jax_case("inv_f64", jnp.linalg.inv, [rand((2, 5, 5), np.float64)], TOL64)
+    # ---- qr (geqrf + orgqr/ungqr)
+    for dt in ("float32", "float64", "complex64", "complex128"):
+        for shp, mode in (((5, 3), "reduced"), ((5, 3), "complete"), ((3, 5), "reduced"), ((2, 4, 4), "reduced")):
+            nm = f"qr_{dt}_{'x'.join(map(str, shp))}_{mode}"
+            a = rand(shp, dt)
+            yield nm, (lambda nm=nm, a=a, mode=mode, dt=dt: jax_case(
+                nm, lambda m: jnp.linalg.qr(m, mode=mode), [a], tol(dt), check="qr"))
+        nm = f"geqrf_{dt}"
+        a = rand((5, 3), dt)
+        yield nm, (lambda nm=nm, a=a, dt=dt: jax_case(nm, lambda m: _geqrf(m), [a], tol(dt)))
+    # ---- eigh
+    for dt in ("float32", "float64", "complex64", "complex128"):
+        for lower in (True, False):
+            nm = f"eigh_{dt}_{'lower' if lower else 'upper'}"
+            a = rand((2, 4, 4), dt)
+            a = a + np.conj(np.swapaxes(a, -1, -2))
+            yield nm, (lambda nm=nm, a=a, lower=lower, dt=dt: jax_case(
+                nm, lambda m: L.eigh(m, lower=lower, symmetrize_input=False), [a], tol(dt), check="eigh"))
+    nm = "eigvalsh_f64"
+    a = rand((5, 5), np.float64)
+    yield nm, lambda: jax_case(nm, lambda m: jnp.linalg.eigvalsh(m + m.T), [a], TOL64)
+    # ---- svd
+    for dt in ("float32", "float64", "complex64", "complex128"):
+        for shp, full in (((5, 3), False), ((3, 5), True), ((2, 4, 4), False)):
+            nm = f"svd_{dt}_{'x'.join(map(str, shp))}_{'full' if full else 'econ'}"
+            a = rand(shp, dt)
+            yield nm, (lambda nm=nm, a=a, full=full, dt=dt: jax_case(
+                nm, lambda m: jnp.linalg.svd(m, full_matrices=full), [a], tol(dt), check="svd"))
+        nm = f"svdvals_{dt}"
+        a = rand((4, 6), dt)
+        yield nm, (lambda nm=nm, a=a, dt=dt: jax_case(nm, lambda m: jnp.linalg.svd(m, compute_uv=False),
+                                                      [a], tol(dt)))
+    # ---- eig (geev): right eigenvectors / values only
+    for dt in ("float32", "float64", "complex64", "complex128"):
+        nm = f"eig_{dt}"
+        a = rand((2, 4, 4), dt)
+        yield nm, (lambda nm=nm, a=a, dt=dt: jax_case(
+            nm, lambda m: L.eig(m, compute_left_eigenvectors=False), [a], tol(dt), check="eig"))
+        nm = f"eigvals_{dt}"
+        a = rand((5, 5), dt)
+        yield nm, (lambda nm=nm, a=a, dt=dt: jax_case(nm, jnp.linalg.eigvals, [a], tol(dt), check="eigvals"))
+    # ---- hessenberg (gehrd)
+    for dt in ("float32", "float64", "complex64", "complex128"):
+        nm = f"gehrd_{dt}"
+        a = rand((2, 5, 5), dt)
+        yield nm, (lambda nm=nm, a=a, dt=dt: jax_case(nm, L.hessenberg, [a], tol(dt)))
+    # ---- tridiagonal solve (gtsv): with and without row interchanges, a singular system
+    for dt in ("float32", "float64", "complex64", "complex128"):
+        nm = f"gtsv_{dt}"
+        n = 6
+        dl, d, du = rand((2, n), dt), rand((2, n), dt), rand((2, n), dt)
+        dl[..., 0] = 0
+        du[..., -1] = 0
+        b = rand((2, n, 3), dt)
+        yield nm, (lambda nm=nm, dl=dl, d=d, du=du, b=b, dt=dt: jax_case(
+            nm, lambda *v: L.tridiagonal_solve(*v), [dl, d, du, b], tol(dt)))
+    dl = np.array([0, 1, 1, 1], np.float32)
+    d = np.array([0, 0, 2, 3], np.float32)
+    du = np.array([0, 1, 1, 0], np.float32)
+    b = np.array([[1], [2], [3], [4]], np.float32)
+    yield "gtsv_singular", lambda: jax_case("gtsv_singular", lambda *v: L.tridiagonal_solve(*v),
+                                            [dl, d, du, b], TOL32)
+    # ---- sytrd / hetrd (lax.linalg.tridiagonal)
+    for dt in ("float32", "float64", "complex64", "complex128"):
+        for lower in (True, False):
+            nm = f"sytrd_{dt}_{'lower' if lower else 'upper'}"
+            a = rand((2, 5, 5), dt)
+            yield nm, (lambda nm=nm, a=a, lower=lower, dt=dt: jax_case(
+                nm, lambda m: L.tridiagonal(m, lower=lower), [a], tol(dt)))
+    # ---- geqp3 (QR with column pivoting, jax.scipy.linalg.qr(pivoting=True))
+    for dt in ("float32", "float64", "complex64", "complex128"):
+        for shp in ((5, 3), (3, 5), (6, 6)):
+            nm = f"geqp3_{dt}_{'x'.join(map(str, shp))}"
+            a = rand(shp, dt)
+            yield nm, (lambda nm=nm, a=a, dt=dt: jax_case(nm, lambda m: _qrp(m), [a], tol(dt)))
+    a = np.array([[1, 2, 2, 0], [1, 2, 2, 0], [0, 0, 0, 1]], np.float64)  # ties: the first column of largest norm
+    yield "geqp3_ties", lambda: jax_case("geqp3_ties", lambda m: _qrp(m), [a], TOL64)
+    # (fixed columns, jpvt != 0, are tested in tests/test_ops_custom_call.py: a hand-written
+    # lapack_dgeqp3_ffi with a non-zero jpvt crashed XLA:CPU's FFI handler here)
+    # ---- gesvd (lax.linalg.svd with algorithm=QR)
+    for dt in ("float32", "float64", "complex64", "complex128"):
+        for shp, full in (((5, 3), False), ((3, 5), True)):
+            nm = f"gesvd_{dt}_{'x'.join(map(str, shp))}_{'full' if full else 'econ'}"
+            a = rand(shp, dt)
+            yield nm, (lambda nm=nm, a=a, full=full, dt=dt: jax_case(
+                nm, lambda m: L.svd(m, full_matrices=full, algorithm=L.SvdAlgorithm.QR), [a], tol(dt),
+                check="svd"))
+        nm = f"gesvd_values_{dt}"
+        a = rand((4, 6), dt)
+        yield nm, (lambda nm=nm, a=a, dt=dt: jax_case(
+            nm, lambda m: L.svd(m, compute_uv=False, algorithm=L.SvdAlgorithm.QR), [a], tol(dt)))
+    # ---- corner cases: NaN/inf inputs, zero columns, empty matrices
+    an = np.array([[1, 2, 3], [np.nan, 1, 0], [4, 5, 7]], np.float32)
+    ai = np.array([[1, np.inf, 3], [2, 1, 0], [4, 5, 7]], np.float32)
+    for nm, f, args in (
+            ("edge_cholesky_nan", lambda m: L.cholesky(m), [an]),
+            ("edge_lu_inf", lambda m: L.lu(m), [ai]),
+            ("edge_lu_zero_column", lambda m: L.lu(m), [np.array([[0, 1], [0, 2]], np.float64)]),
+            ("edge_lu_empty", lambda m: L.lu(m), [np.zeros((0, 0), np.float32)]),
+            ("edge_eigh_nan", lambda m: L.eigh(m), [an]),
+            ("edge_svd_nan", lambda m: jnp.linalg.svd(m), [an]),
+            ("edge_svd_empty", lambda m: jnp.linalg.svd(m), [np.zeros((2, 0, 3), np.float32)]),
+            ("edge_qr_nan", lambda m: jnp.linalg.qr(m), [an]),
+            ("edge_qr_zero", lambda m: jnp.linalg.qr(m), [np.zeros((3, 2), np.float32)]),
+            ("edge_eig_nan", lambda m: jnp.linalg.eig(m), [an]),
+            ("edge_gtsv_zero_pivot", lambda *v: L.tridiagonal_solve(*v),
+             [np.array([0, 0, 1], np.float32), np.array([0, 0, 1], np.float32), np.array([1, 1, 0], np.float32),
+              np.ones((3, 1), np.float32)])):
+        yield nm, (lambda nm=nm, f=f, args=args: jax_case(nm, f, args, TOL32))
+    # ---- GPU programs (cuSOLVER / hipSOLVER targets): JAX lowered for CUDA ("before") and ROCm ("after");
+    # expected values: the same function on XLA:CPU
+    for nm, fn, chk, batch in (("gpu_cholesky", jnp.linalg.cholesky, None, (2,)),
+                               ("gpu_eigh", jnp.linalg.eigh, "eigh", ()),
+                               ("gpu_lu", L.lu, None, (2,)),
+                               ("gpu_solve", lambda m: jnp.linalg.solve(m, m[..., :1] + 1), None, ()),
+                               ("gpu_qr", jnp.linalg.qr, "qr", (2,)),
+                               ("gpu_tridiagonal", L.tridiagonal, None, ()),
+                               ("gpu_svd", lambda m: jnp.linalg.svd(m[..., :3], full_matrices=False), "svd", (2,)),
+                               ("gpu_svd_full", lambda m: jnp.linalg.svd(m[..., :3]), "svd", ()),
+                               ("gpu_svdvals", lambda m: jnp.linalg.svd(m, compute_uv=False), None, ()),
+                               ("gpu_eig", lambda m: L.eig(m, compute_left_eigenvectors=False), "eig", ()),
+                               ("gpu_qr_pivoting", _qrp, None, ())):
+        for dt in ("float32", "complex64"):
+            a = spd(4, dt, batch) if nm not in ("gpu_eig", "gpu_qr_pivoting") else rand(batch + (4, 4), dt)
+            yield f"{nm}_{dt}", (lambda nm=nm, fn=fn, chk=chk, a=a, dt=dt: gpu_case(f"{nm}_{dt}", fn, a, chk, tol(dt)))
+    for dt in ("float32", "complex64"):
+        n = 5
+        dl, d, du, b = rand((2, n), dt), rand((2, n), dt), rand((2, n), dt), rand((2, n, 3), dt)
+        dl[..., 0] = 0
+        du[..., -1] = 0
+        yield f"gpu_gtsv2_{dt}", (lambda dt=dt, args=(dl, d, du, b): gpu_case(
+            f"gpu_gtsv2_{dt}", lambda *v: L.tridiagonal_solve(*v), args, None, tol(dt), many=True))
+    a = rand((6, 3), np.float32)
+    b = rand((6,), np.float32)
+    yield "lstsq_f32", lambda: jax_case("lstsq_f32", lambda p, q: jnp.linalg.lstsq(p, q)[0], [a, b],
+                                        {"rtol": 1e-3, "atol": 1e-4})
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", default=None)
+    opts = ap.parse_args()
+    OUT.mkdir(parents=True, exist_ok=True)
+    n = 0
+    for name, make in cases():
+        if opts.only and not re.search(opts.only, name):
+            continue
+        make()
+        n += 1
+    print(f"{n} cases written to {OUT}")
+
+
+if __name__ == "__main__":
+    main()
