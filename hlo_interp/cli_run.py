@@ -495,12 +495,17 @@ def _parse_bytes(text: str) -> int:
                    "partition).")
 @click.option("--same-inputs", is_flag=True,
               help="With several devices: give every device the same inputs (no leading device axis).")
+@click.option("--infeed", "infeed", metavar="FILE.npz", default=None,
+              help="Values for the module's infeed instructions: keys in0, in1, ... consumed in order "
+                   "(one per array leaf infed).")
+@click.option("--outfeed", "outfeed", metavar="OUT.npz", default=None,
+              help="Save what the module's outfeed instructions emit, as out0, out1, ... in order.")
 @click.option("--time", "show_time", is_flag=True, help="Print parse, build and run times to stderr.")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
 @click.version_option(__version__, "--version", prog_name="hlo-run")
 def main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol, atol, max_bytes,
          max_iterations, fake_constants, keep_denormals, computation, replicas, partitions, same_inputs,
-         show_time, color):
+         show_time, color, infeed=None, outfeed=None):
     """Run an HLO module on NumPy: XLA's results, on any machine.
 
     MODULE is HLO text (what XLA_FLAGS=--xla_dump_to=DIR writes, or jax.jit(f).lower(...).as_text("hlo")),
@@ -520,9 +525,13 @@ def main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol,
     Exit status: 0 ok, 1 results differ from --compare, 2 usage or input error.
     """
     try:
+        _setup_feeds(infeed, outfeed)
         status = _main(module, list(inputs), random_inputs, seed, output, print_mode, compare, rtol, atol,
                        max_bytes, max_iterations, fake_constants, computation, show_time, color,
                        keep_denormals, replicas, partitions, same_inputs)
+        if outfeed is not None:
+            from .ops.io import take_outfeed
+            save_results(outfeed, take_outfeed())
     except HloError as e:
         _report_error(e, color)
         status = EXIT_ERROR
@@ -553,6 +562,29 @@ def main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol,
         _fail(f"internal error: {type(e).__name__}: {e} (rerun with HLO_INTERP_DEBUG=1 for details)")
         status = EXIT_ERROR
     sys.exit(status)
+
+
+def _setup_feeds(infeed, outfeed) -> None:
+    """Fill the infeed queue from --infeed FILE.npz (keys in0, in1, ...) and empty the outfeed list."""
+    if outfeed is not None and Path(outfeed).suffix.lower() != ".npz":
+        raise click.UsageError(f"--outfeed must end in .npz: {outfeed}")
+    from .ops.io import set_infeed, take_outfeed
+    take_outfeed()
+    values = []
+    if infeed is not None:
+        data = load_input_file(infeed)
+        if not isinstance(data, dict):
+            values = [data]
+        else:
+            bad = [k for k in data if not (k.startswith("in") and k[2:].isdigit())]
+            if bad:
+                raise InputError(f"{infeed}: infeed keys must be in0, in1, ...; found {bad[0]!r}")
+            n = len(data)
+            missing = [f"in{k}" for k in range(n) if f"in{k}" not in data]
+            if missing:
+                raise InputError(f"{infeed}: key {missing[0]} is missing (keys in0 .. in{n - 1} expected)")
+            values = [data[f"in{k}"] for k in range(n)]
+    set_infeed(values)
 
 
 def _main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol, atol, max_bytes,

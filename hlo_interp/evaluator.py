@@ -190,12 +190,19 @@ def _parameters(comp: ir.Computation) -> list[ir.Instruction]:
     return ps
 
 
+def _deps(ins: ir.Instruction):
+    preds = ins.attrs.get("control-predecessors")
+    return ins.operands if not preds else list(ins.operands) + list(preds)
+
+
 def _order(comp: ir.Computation) -> list[ir.Instruction]:
     """Instructions reachable from the root (plus effectful ones), operands before users."""
     by_name = {i.name: i for i in comp.instructions}
     root = comp.root
-    seeds = [root] + [i for i in comp.instructions if i is not root and i.opcode in _SIDE_EFFECTS and (
-        i.opcode != "custom-call" or i.attrs.get("custom_call_has_side_effect") is True)]
+    # Effectful instructions first, in text order (a `send` nothing uses still runs before the
+    # `recv-done` the root needs), then the root.  Control predecessors order like operands.
+    seeds = [i for i in comp.instructions if i is not root and i.opcode in _SIDE_EFFECTS and (
+        i.opcode != "custom-call" or i.attrs.get("custom_call_has_side_effect") is True)] + [root]
     seen: dict[str, int] = {}  # 1 = on stack, 2 = done
     order: list[ir.Instruction] = []
     for seed in seeds:
@@ -205,9 +212,10 @@ def _order(comp: ir.Computation) -> list[ir.Instruction]:
         seen[seed.name] = 1
         while stack:
             ins, k = stack[-1]
-            if k < len(ins.operands):
+            deps = _deps(ins)
+            if k < len(deps):
                 stack[-1] = (ins, k + 1)
-                name = ins.operands[k]
+                name = deps[k]
                 op = by_name.get(name)
                 if op is None:
                     raise error_at(ins, f"operand '{name}' is not defined in computation '{comp.name}'")

@@ -452,17 +452,26 @@ ENTRY main {
     assert "expected shape f32[<=4], got f32[5]" in e.value.message
 
 
-def test_bitcast_tiled_layout_unsupported():
+def test_bitcast_tiled_layout():
+    # one 8x128 tile covers the whole array: memory order is row-major, so the bitcast is a reshape
     text = """HloModule b
 ENTRY main {
   x = f32[8,128]{1,0:T(8,128)} parameter(0)
   ROOT r = f32[1024]{0} bitcast(x)
 }
 """
+    x = np.arange(1024, dtype=f32).reshape(8, 128)
+    np.testing.assert_array_equal(run(text, x)[0], x.reshape(-1))
+    # a 3x5 array in 2x4 tiles takes 32 elements of memory (padding included): refused, located
+    text = """HloModule b
+ENTRY main {
+  x = f32[3,5]{1,0:T(2,4)} parameter(0)
+  ROOT r = f32[15]{0} bitcast(x)
+}
+"""
     with pytest.raises(HloError) as e:
-        run(text, np.zeros((8, 128), f32))
-    assert e.value.message.startswith("unsupported opcode 'bitcast' (line 4)")
-    assert "tiled" in e.value.message
+        run(text, np.zeros((3, 5), f32))
+    assert "physical size in bytes" in e.value.message and e.value.line == 4
 
 
 # --------------------------------------------------------------------------------------------------

@@ -60,7 +60,6 @@ NOTES = {
     "reduce": "add/mul/max/min/and/or/xor run as NumPy reductions; low-precision sums in XLA:CPU's order",
     "conditional": "out-of-range index runs the last branch",
     "dot": "batch dims, preferred type; bf16/f8 computed in f32, rounded once",
-    "bitcast": "any untiled layout; tiled layouts refused",
     "rng-bit-generator": "three_fry, philox bit-exact; rng_default = philox (XLA:CPU)",
     "rng": "XLA's method with its first-process key: reproducible",
     "fft": "FFT, IFFT, RFFT, IRFFT over 1-3 dims",
@@ -82,6 +81,10 @@ NOTES = {
     "all-reduce": "XLA:CPU order: fold from +0/1 in group order; max/min skip NaN; bf16 in f32, f8 in f16",
     "collective-permute": "non-targets get zeros; in-place form not yet",
     "ragged-all-to-all": "documented semantics (XLA:CPU does not run it)",
+    "bitcast": "physical layouts incl. tiles T(..)(..) and *; packed E(n) and sub-byte tiles not yet",
+    "send": "within one module, matched by channel_id", "recv": "within one module, matched by channel_id",
+    "infeed": "hlo-run --infeed FILE.npz", "outfeed": "hlo-run --outfeed OUT.npz",
+    "scan": "is_reverse, several inputs and carries",
     "custom-call": "registry: TopK, sharding markers, LAPACK and cuSOLVER linalg, cuBLAS GEMM; "
                    "hlo_interp.register_custom_call for others",
 }

@@ -251,10 +251,10 @@ def _bitcast(ins, ctx):
         raise unsupported(ins, "bitcast of tuples or tokens")
     if any(src.dynamic) or any(dst.dynamic):
         raise unsupported(ins, "bitcast of dynamic shapes")
-    if not (_plain_layout(src) and _plain_layout(dst)):
-        raise unsupported(ins, "bitcast between tiled or packed layouts is not implemented yet")
     sdt, ddt = src.element_type.dtype, dst.element_type.dtype
     sbits, dbits = src.element_type.bits, dst.element_type.bits
+    if not (_plain_layout(src) and _plain_layout(dst)):
+        return _tiled_bitcast(ins, src, dst)
     if src.num_elements() * sbits != dst.num_elements() * dbits:
         raise error_at(ins, f"bitcast changes the size in bits: {src.num_elements() * sbits} -> "
                             f"{dst.num_elements() * dbits}")
@@ -280,4 +280,28 @@ def _bitcast(ins, ctx):
 
     def run(x):
         return bitcast(x, in_order, out_dims, out_order, ddt)
+    return run
+
+
+def _tiled_bitcast(ins, src: ir.ArrayShape, dst: ir.ArrayShape):
+    """bitcast where a layout has tiles: the source's physical bytes read in the destination's layout."""
+    from .. import layout as L
+    for sh in (src, dst):
+        why = L.is_supported(sh)
+        if why is not None:
+            raise unsupported(ins, f"bitcast with {why}")
+    if "pred" in (src.element_type.kind, dst.element_type.kind) and src.element_type != dst.element_type:
+        raise unsupported(ins, "bitcast between pred and another element type")
+    sbytes = L.physical_size(src) * src.element_type.bits // 8
+    dbytes = L.physical_size(dst) * dst.element_type.bits // 8
+    if sbytes != dbytes:
+        raise error_at(ins, f"bitcast changes the physical size in bytes (tiles and padding included): "
+                            f"{sbytes} -> {dbytes}")
+    ddt = dst.element_type.dtype
+
+    def run(x):
+        flat = L.to_physical(np.asarray(x), src)
+        if flat.dtype != ddt:
+            flat = flat.view(np.uint8).view(ddt)
+        return np.ascontiguousarray(L.from_physical(flat, dst))
     return run

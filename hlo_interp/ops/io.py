@@ -1,0 +1,252 @@
+"""Kernels: infeed, outfeed, send, send-done, recv, recv-done.
+
+send / recv within one module: a `send` puts its data on the channel named by its channel_id (a FIFO per
+channel, per evaluation context), `recv-done` takes the oldest value of its channel.  Shapes (XLA's):
+    send(data, token)  -> (data, u32[] context, token)      send-done(send) -> token
+    recv(token)        -> (data, u32[] context, token)      recv-done(recv) -> (data, token)
+The data of `recv`'s own result is zeros (XLA gives no value before recv-done).
+
+infeed / outfeed read and write process-wide queues that the caller fills and empties (hlo-run's
+`--infeed FILE.npz` and `--outfeed FILE.npz`):
+    infeed(token) -> (data, token)        each array leaf of data consumes the next queued array
+    outfeed(data, token) -> token         each array leaf of data is appended to the outfeed list
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import numpy as np
+
+from .. import ir
+from .registry import TOKEN, error_at, kernel, unsupported
+
+__all__ = ["infeed_remaining", "set_infeed", "take_outfeed"]
+
+_INFEED: deque = deque()
+_OUTFEED: list = []
+
+
+_COUNT = [0]  # how many infeed arrays were consumed since set_infeed (names in messages)
+
+
+def set_infeed(values) -> None:
+    """Replace the infeed queue with `values` (arrays, consumed in order)."""
+    _INFEED.clear()
+    _INFEED.extend(values)
+    _COUNT[0] = 0
+
+
+def infeed_remaining() -> int:
+    return len(_INFEED)
+
+
+def take_outfeed() -> list:
+    """The arrays outfed since the last call (in order), emptying the list."""
+    out = list(_OUTFEED)
+    _OUTFEED.clear()
+    return out
+
+
+def _leaves(shape: ir.Shape) -> list:
+    if isinstance(shape, ir.TupleShape):
+        return [leaf for s in shape.elements for leaf in _leaves(s)]
+    return [shape]
+
+
+def _is_array(shape) -> bool:
+    return isinstance(shape, ir.ArrayShape) and shape.element_type.dtype is not None
+
+
+def _zeros(shape: ir.Shape) -> Any:
+    if isinstance(shape, ir.TupleShape):
+        return tuple(_zeros(s) for s in shape.elements)
+    if not _is_array(shape):
+        return TOKEN
+    return np.zeros(shape.dims, shape.element_type.dtype)
+
+
+def _check_static(ins, shape) -> None:
+    for leaf in _leaves(shape):
+        if isinstance(leaf, ir.ArrayShape) and any(leaf.dynamic):
+            raise unsupported(ins, "dynamic shapes")
+
+
+# --------------------------------------------------------------------------------------------------
+# infeed / outfeed
+
+def _conform(ins, value, shape: ir.ArrayShape, k: int) -> np.ndarray:
+    a = np.asarray(value)
+    if a.shape != tuple(shape.dims):
+        raise error_at(ins, f"infeed value in{k} has shape {list(a.shape)}, the infeed expects "
+                            f"{shape.element_type.name}{list(shape.dims)}")
+    dt = shape.element_type.dtype
+    if a.dtype != dt:
+        ok = (np.can_cast(a.dtype, dt, casting="same_kind") or a.dtype.itemsize == np.dtype(dt).itemsize
+              and a.dtype.kind in "fV" and np.dtype(dt).kind in "fV")
+        if not ok:
+            raise error_at(ins, f"infeed value in{k} has element type {a.dtype}, the infeed expects "
+                                f"{shape.element_type.name}")
+        a = a.astype(dt)
+    return a
+
+
+@kernel("infeed")
+def _infeed(ins, ctx):
+    shape = ins.shape
+    if not (isinstance(shape, ir.TupleShape) and len(shape.elements) == 2):
+        raise error_at(ins, "infeed must produce a (data, token) tuple")
+    data_shape = shape.elements[0]
+    _check_static(ins, data_shape)
+
+    def build(s):
+        if isinstance(s, ir.TupleShape):
+            return tuple(build(e) for e in s.elements)
+        if not _is_array(s):
+            return TOKEN
+        if not _INFEED:
+            raise error_at(ins, "infeed: no more infeed data (give values with hlo-run --infeed FILE.npz, "
+                                "keys in0, in1, ... consumed in order)")
+        k = _COUNT[0]
+        _COUNT[0] += 1
+        return _conform(ins, _INFEED.popleft(), s, k)
+
+    def run(token):
+        return (build(data_shape), TOKEN)
+    return run
+
+
+@kernel("outfeed")
+def _outfeed(ins, ctx):
+    operands = ctx.operand_shapes(ins)
+    if len(operands) != 2:
+        raise error_at(ins, "outfeed takes (data, token)")
+    _check_static(ins, operands[0])
+
+    def flatten(v, out):
+        if isinstance(v, tuple):
+            for e in v:
+                flatten(e, out)
+        elif v is not TOKEN:
+            out.append(np.array(v, copy=True))
+
+    def run(data, token):
+        flatten(data, _OUTFEED)
+        return TOKEN
+    return run
+
+
+# --------------------------------------------------------------------------------------------------
+# send / recv within one module
+
+def _channels(ctx) -> dict:
+    ch = getattr(ctx, "_io_channels", None)
+    if ch is None:
+        ch = {}
+        try:
+            ctx._io_channels = ch
+        except AttributeError:  # pragma: no cover - a context without a __dict__
+            pass
+    return ch
+
+
+def _channel_id(ins) -> Any:
+    return ins.attrs.get("channel_id")
+
+
+@kernel("send")
+def _send(ins, ctx):
+    if ins.attrs.get("is_host_transfer"):
+        raise unsupported(ins, "send to the host (is_host_transfer=true)")
+    cid = _channel_id(ins)
+    queue = _channels(ctx).setdefault(cid, deque())
+
+    def run(data, token):
+        queue.append(data)
+        return (data, np.uint32(0), TOKEN)
+    return run
+
+
+@kernel("send-done")
+def _send_done(ins, ctx):
+    def run(s):
+        return TOKEN
+    return run
+
+
+@kernel("recv")
+def _recv(ins, ctx):
+    if ins.attrs.get("is_host_transfer"):
+        raise unsupported(ins, "recv from the host (is_host_transfer=true)")
+    shape = ins.shape
+    if not (isinstance(shape, ir.TupleShape) and len(shape.elements) == 3):
+        raise error_at(ins, "recv must produce a (data, u32[], token) tuple")
+    _check_static(ins, shape.elements[0])
+    placeholder = _zeros(shape.elements[0])
+
+    def run(token):
+        return (placeholder, np.uint32(0), TOKEN)
+    return run
+
+
+@kernel("recv-done")
+def _recv_done(ins, ctx):
+    cid = _channel_id(ins)
+    if ins.attrs.get("is_host_transfer"):
+        raise unsupported(ins, "recv from the host (is_host_transfer=true)")
+    queue = _channels(ctx).setdefault(cid, deque())
+
+    def run(r):
+        if not queue:
+            raise error_at(ins, f"recv-done: nothing was sent on channel {cid} (a send with "
+                                f"channel_id={cid} must run before this recv-done)")
+        return (queue.popleft(), TOKEN)
+    return run
+
+
+# --------------------------------------------------------------------------------------------------
+# scan (lives here for now: the last opcodes of issue 5)
+
+@kernel("scan")
+def _scan(ins, ctx):
+    """scan(inputs..., inits...): to_apply(x_0..x_{m-1}, c_0..c_{k-1}) -> (y_0..y_{n-1}, c'_0..c'_{k-1})
+    applied along the scan dimension, in order (or backwards with is_reverse); y_j of step t is stored
+    at index t of output j (along the scan dimension, or last when y_j has lower rank); the result is
+    (outputs..., final carries...)."""
+    shapes = ctx.operand_shapes(ins)
+    k = int(ins.attrs.get("num_carries") or 0)
+    m = len(shapes) - k
+    dims = tuple(ins.attrs.get("dimensions") or ())
+    if len(dims) != 1 or m < 0:
+        raise error_at(ins, "scan needs one scan dimension and at most as many carries as operands")
+    d = dims[0]
+    reverse = bool(ins.attrs.get("is_reverse"))
+    res_shape = ins.shape
+    if not isinstance(res_shape, ir.TupleShape):
+        raise error_at(ins, "scan must produce a tuple")
+    n_out = len(res_shape.elements) - k
+    for s in list(shapes) + list(res_shape.elements):
+        if not _is_array(s):
+            raise unsupported(ins, "scan over tuple or token values")
+        if any(s.dynamic):
+            raise unsupported(ins, "scan over dynamic shapes")
+    if m == 0:
+        raise unsupported(ins, "scan without inputs")
+    length = shapes[0].dims[d]
+    fn = ctx.call(ins.attrs["to_apply"], ins)
+    out_shapes = res_shape.elements[:n_out]
+    axes = [min(d, s.rank - 1) for s in out_shapes]
+
+    def run(*vals):
+        xs, carry = vals[:m], tuple(vals[m:])
+        outs = [np.zeros(s.dims, s.element_type.dtype) for s in out_shapes]
+        steps = range(length - 1, -1, -1) if reverse else range(length)
+        for t in steps:
+            r = fn(*[np.take(x, t, axis=d) for x in xs], *carry)
+            r = r if isinstance(r, tuple) else (r,)
+            for j in range(n_out):
+                idx = (slice(None),) * axes[j] + (t,)
+                outs[j][idx] = r[j]
+            carry = tuple(r[n_out:])
+        return tuple(outs) + carry
+    return run
