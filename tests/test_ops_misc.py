@@ -4,7 +4,6 @@ sugar, copy-start/-done), get-/set-dimension-size, dynamic-reshape, ragged-dot: 
 examples and error cases."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import ml_dtypes
@@ -13,52 +12,11 @@ import pytest
 
 import hlo_interp
 from hlo_interp.diagnostics import HloError
+from xla_cases import CaseData, check
 
-DATA = Path(__file__).parent / "data" / "misc"
-CASES = json.loads((DATA / "cases.json").read_text())
-_ARRAYS = None
-
-
-def arrays():
-    global _ARRAYS
-    if _ARRAYS is None:
-        with np.load(DATA / "arrays.npz") as z:
-            _ARRAYS = {k: z[k] for k in z.files}
-    return _ARRAYS
-
-
-def load(key, meta):
-    a = arrays()[key]
-    if "stored_as" in meta:
-        a = a.view(getattr(ml_dtypes, meta["dtype"]))
-    return a.reshape(meta["shape"])
-
-
-def _bits_equal(got, want):
-    if want.dtype.kind in "biu":
-        return np.array_equal(got, want)
-    if want.dtype.kind == "c":
-        return _bits_equal(np.asarray(got).real, want.real) and _bits_equal(np.asarray(got).imag, want.imag)
-    g = np.asarray(got).astype(np.float64)
-    w = np.asarray(want).astype(np.float64)
-    nan = np.isnan(w)
-    if not np.array_equal(np.isnan(g), nan):
-        return False
-    return np.array_equal(g[~nan], w[~nan]) and np.array_equal(np.signbit(g[~nan]), np.signbit(w[~nan]))
-
-
-def check(got, want, compare, what):
-    assert got.shape == want.shape, (what, got.shape, want.shape)
-    assert got.dtype == want.dtype, (what, got.dtype, want.dtype)
-    if compare == "exact" or want.dtype.kind in "biu":
-        assert _bits_equal(got, want), (what, got, want)
-        return
-    wide = np.complex128 if want.dtype.kind == "c" else np.float64
-    g = np.asarray(got).astype(wide)
-    w = np.asarray(want).astype(wide)
-    assert np.array_equal(np.isnan(g), np.isnan(w)), what
-    ok = ~np.isnan(w)
-    np.testing.assert_allclose(g[ok], w[ok], rtol=compare["rtol"], atol=compare["atol"], err_msg=what)
+_DATA = CaseData("misc")
+CASES = _DATA.cases
+load = _DATA.load
 
 
 PARAMS = [pytest.param(c, v, id=f"{c['id']}-{v}") for c in CASES for v in ("before", "after")]

@@ -3,63 +3,17 @@ by tools/make_window_vectors.py), before and after optimization, plus op-checkli
 fast-path vs general-path agreement and error cases."""
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
-import ml_dtypes
 import numpy as np
 import pytest
 
 import hlo_interp
 from hlo_interp.diagnostics import HloError
+from xla_cases import CaseData, check
 
-DATA = Path(__file__).parent / "data" / "window"
-CASES = json.loads((DATA / "cases.json").read_text())
-_ARRAYS = None
-
-
-def arrays():
-    global _ARRAYS
-    if _ARRAYS is None:
-        with np.load(DATA / "arrays.npz") as z:
-            _ARRAYS = {k: z[k] for k in z.files}
-    return _ARRAYS
-
-
-def load(key, meta):
-    a = arrays()[key]
-    if "stored_as" in meta:
-        dt = getattr(ml_dtypes, meta["dtype"])
-        a = a.view(dt)
-    return a.reshape(meta["shape"])
-
-
-def _bits_equal(got, want):
-    if want.dtype.kind in "biu" or want.dtype == np.bool_:
-        return np.array_equal(got, want)
-    g = np.asarray(got)
-    w = np.asarray(want)
-    if w.dtype.kind == "c":
-        return _bits_equal(g.real, w.real) and _bits_equal(g.imag, w.imag)
-    g32 = g.astype(np.float64)
-    w32 = w.astype(np.float64)
-    nan = np.isnan(w32)
-    if not np.array_equal(np.isnan(g32), nan):
-        return False
-    return np.array_equal(g32[~nan], w32[~nan]) and np.array_equal(np.signbit(g32[~nan]), np.signbit(w32[~nan]))
-
-
-def check(got, want, compare, what):
-    assert got.shape == want.shape, (what, got.shape, want.shape)
-    assert got.dtype == want.dtype, (what, got.dtype, want.dtype)
-    if compare == "exact" or want.dtype.kind in "biu":
-        assert _bits_equal(got, want), (what, got, want)
-        return
-    g = np.asarray(got).astype(np.complex128 if want.dtype.kind == "c" else np.float64)
-    w = np.asarray(want).astype(g.dtype)
-    assert np.array_equal(np.isnan(g), np.isnan(w)), what
-    ok = ~np.isnan(w)
-    np.testing.assert_allclose(g[ok], w[ok], rtol=compare["rtol"], atol=compare["atol"], err_msg=what)
+_DATA = CaseData("window")
+CASES = _DATA.cases
+load = _DATA.load
 
 
 PARAMS = [pytest.param(c, v, id=f"{c['id']}-{v}") for c in CASES for v in ("before", "after")]

@@ -681,8 +681,6 @@ def _k_select_and_scatter(ins, ctx):
                 out_dtype, copy=False)
         except WindowError as e:
             raise error_at(ins, str(e)) from None
-        except NotImplementedError as e:
-            raise unsupported(ins, str(e)) from None
         if r.shape != want:
             raise error_at(ins, f"select-and-scatter: result shape {list(r.shape)} does not match the "
                                 f"instruction's {list(want)}")
