@@ -580,17 +580,23 @@ def gtsv(dl, d, du, b):
             b.reshape(batch + b.shape[-2:]), info.reshape(batch))
 
 
-@target(*_names("gtsv"))
-def _t_gtsv(ins, ctx):
+def _tridiagonal_operands(ins, ctx, check_matrix):
+    """Check (dl, d, du, b) of a tridiagonal solve; returns the dtype `check_matrix` gives b."""
     name = ins.attrs.get("custom_call_target")
     if len(ins.operands) != 4:
         raise error_at(ins, f"custom-call {name} takes (dl, d, du, b)")
     sdl, sd, sdu, sb = ctx.operand_shapes(ins)
-    dt = _check_matrix(ins, sb, "b")
+    dt = check_matrix(ins, sb, "b")
     for sh, w in ((sdl, "dl"), (sd, "d"), (sdu, "du")):
         if sh is None or sh.is_tuple or sh.element_type != sb.element_type or \
                 tuple(sh.dims) != tuple(sb.dims[:-1]):
             raise error_at(ins, f"custom-call {name}: {w} {_shape_str(sh)} does not fit b {_shape_str(sb)}")
+    return dt
+
+
+@target(*_names("gtsv"))
+def _t_gtsv(ins, ctx):
+    dt = _tridiagonal_operands(ins, ctx, _check_matrix)
     si = _result_shapes(ins, 5)[4]
 
     def run(dl, d, du, b):
@@ -927,15 +933,7 @@ def _t_gpu_sytrd(ins, ctx):
 def _t_gtsv2(ins, ctx):
     """cuSPARSE gtsv2 (JAX's tridiagonal_solve on GPU): (dl, d, du, b) -> x, solved as ?gtsv solves it
     (equal to rounding).  A singular system (no info output on GPU) gives NaN here."""
-    name = ins.attrs.get("custom_call_target")
-    if len(ins.operands) != 4:
-        raise error_at(ins, f"custom-call {name} takes (dl, d, du, b)")
-    sdl, sd, sdu, sb = ctx.operand_shapes(ins)
-    dt = _gpu_any_matrix(ins, sb, "b")
-    for sh, w in ((sdl, "dl"), (sd, "d"), (sdu, "du")):
-        if sh is None or sh.is_tuple or sh.element_type != sb.element_type or \
-                tuple(sh.dims) != tuple(sb.dims[:-1]):
-            raise error_at(ins, f"custom-call {name}: {w} {_shape_str(sh)} does not fit b {_shape_str(sb)}")
+    dt = _tridiagonal_operands(ins, ctx, _gpu_any_matrix)
 
     def run(dl, d, du, b):
         *_, x, info = gtsv(np.asarray(dl, dt), np.asarray(d, dt), np.asarray(du, dt), np.asarray(b, dt))
