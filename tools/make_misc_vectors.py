@@ -41,8 +41,6 @@ jax.config.update("jax_traceback_in_locations_limit", 0)
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "data" / "misc"
-NATIVE = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
-          "float32", "float64", "complex64", "complex128"}
 F32 = {"rtol": 2e-5, "atol": 2e-5}
 F64 = {"rtol": 1e-12, "atol": 1e-12}
 HALF = {"rtol": 0, "atol": 0, "ulps": 1}
@@ -416,33 +414,7 @@ hcase("hragged_overfull_groups_f32", HRAGGED.format(
 
 # ---------------------------------------------------------------------------------------------- running
 
-def _backend():
-    from jax._src import xla_bridge
-    return xla_bridge.get_backend("cpu")
-
-
-def run_hlo(text, args):
-    from jax._src.lib import _jax, hlo, xla_client
-    be = _backend()
-    m = hlo.hlo_module_from_text(text)
-    mlir = _jax.mlir.hlo_to_stablehlo(m.as_serialized_hlo_module_proto())
-    devs = _jax.DeviceList(tuple(be.local_devices()[:1]))
-    exe = be.compile_and_load(mlir, devs, xla_client.CompileOptions())
-    res = exe.execute_sharded([jax.device_put(a, be.local_devices()[0]) for a in args])
-    leaves = [np.asarray(x[0]) for x in res.disassemble_into_single_device_arrays()]
-    return exe.hlo_modules()[0].to_string(), leaves
-
-
-def store(arr):
-    arr = np.asarray(arr)
-    meta = {"dtype": arr.dtype.name, "shape": list(arr.shape)}
-    if arr.dtype.name in NATIVE:
-        return arr, meta
-    raw = arr.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[arr.dtype.itemsize])
-    meta["stored_as"] = raw.dtype.name
-    return raw, meta
-
-
+from xla_dev import run_hlo, store  # noqa: E402
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only")
