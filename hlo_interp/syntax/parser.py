@@ -193,10 +193,12 @@ class _Builder:
 
     def _finish_module(self, m: ir.Module) -> ir.Module:
         # [shape inference] Result shapes the text omits are inferred, as XLA's parser does.
-        from ..shapes.infer import fill_omitted_shapes
-        failed = fill_omitted_shapes(ir.Module(m.name, self.ctx.inline_computations + m.computations, m.attrs))
-        if failed is not None:
-            raise self._err_at_loc(failed[0].loc, failed[1])
+        comps = self.ctx.inline_computations + m.computations
+        if any(i.shape is None for c in comps for i in c.instructions):  # rare: spare the import and walk
+            from ..shapes.infer import fill_omitted_shapes
+            failed = fill_omitted_shapes(ir.Module(m.name, comps, m.attrs))
+            if failed is not None:
+                raise self._err_at_loc(failed[0].loc, failed[1])
         if "entry_computation_layout" not in m.attrs and m.computations:
             layout = _entry_layout(m.entry)
             if layout is not None:
