@@ -93,10 +93,31 @@ def write_atomic(path: Path, text: str) -> None:
 # --------------------------------------------------------------------------------------------------
 # Commands
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _LazyGroup(click.Group):
+    """Subcommands that live in their own modules are imported only when used (start-up time)."""
+
+    LAZY = {
+        "run": "hlo_interp.cli_run:main",
+        "diff": "hlo_interp.cli_diff:command",
+        "info": "hlo_interp.cli_info:command",
+        "graph": "hlo_interp.cli_graph:command",
+    }
+
+    def list_commands(self, ctx):
+        return sorted(set(super().list_commands(ctx)) | set(self.LAZY))
+
+    def get_command(self, ctx, name):
+        if name in self.LAZY and name not in self.commands:
+            import importlib
+            module, attr = self.LAZY[name].split(":")
+            self.add_command(getattr(importlib.import_module(module), attr), name=name)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="hlo")
 def main() -> None:
-    """Tools for XLA's HLO text: format it, check it.
+    """Tools for XLA's HLO text: format, check, run, diff, inspect and draw it.
 
     HLO text is what XLA_FLAGS=--xla_dump_to=DIR writes (*.before_optimizations.txt,
     *.after_optimizations.txt) and what JAX prints with jax.jit(f).lower(...).as_text("hlo") or
@@ -411,12 +432,6 @@ def _present_check(results: list[dict], fmt: str, color: str, strict: bool) -> N
                     sys.stdout.write(text + "\n")
         click.echo(summary, err=True)
     sys.exit(status)
-
-
-# `hlo run` is `hlo-run`.
-from .cli_run import main as _run_command  # noqa: E402
-
-main.add_command(_run_command, name="run")
 
 
 if __name__ == "__main__":  # pragma: no cover
