@@ -1,5 +1,5 @@
-"""bitcast over physical (tiled) layouts, send/recv within a module, infeed/outfeed (and hlo-run's
---infeed / --outfeed).
+"""bitcast over physical (tiled, padded, packed) layouts and the byte sizes of layouts (layout.py),
+send/recv within a module, infeed/outfeed (and hlo-run's --infeed / --outfeed).
 
 Expected values: the tiled-layout cases follow XLA's tiling rules (shapes-and-layout / tiled layout docs:
 the minor-most dims are split into tiles, padded to a tile multiple, tile counts before tile contents,
@@ -7,10 +7,13 @@ later tiles apply within the previous one, `*` combines a dim with the next mino
 below; XLA:CPU rejects these modules (tests/data/io_layout/xla_verdicts.json, made by
 tools/make_io_layout_vectors.py).  The JAX programs (before and after optimization, with layout-changing
 bitcasts and copies) are compared with XLA:CPU's outputs stored in tests/data/io_layout/*.npz.
+The packed (E(n)), sub-byte and tail-padded (L(n)) cases and the byte sizes are derived by hand next
+to each case (XLA's ShapeUtil::ByteSizeOf / ArraySize rules); the packing order was checked on XLA:CPU.
 """
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import ml_dtypes
@@ -114,9 +117,136 @@ def test_tiled_bitcast_size_mismatch_is_located():
     assert ":4:" in str(e.value)
 
 
-def test_sub_byte_tiles_unsupported():
-    with pytest.raises(HloError, match="unsupported opcode 'bitcast'.*sub-byte"):
-        hlo_interp.run(_mod("s4[8]{0:T(2)}", "s4[8]{0}"), np.zeros(8, ml_dtypes.int4))
+# --------------------------------------------------------------------------------------------------
+# packed (E(n)) and sub-byte layouts, tail padding L(n): bitcast through the physical bytes.
+# Packing order: the first element in the low-order bits of its byte.  XLA:CPU confirms it:
+# `u8[4] bitcast-convert(s4[4,2]{1,0:E(4)})` of [[1,2],[3,4],[5,6],[7,-8]] gives [33, 67, 101, 135]
+# (0x21, 0x43, 0x65, 0x87), run with jax 0.10.2's XLA:CPU (tools/xla_dev.run_hlo) on 2026-11-23.
+
+_S4 = np.array([1, 2, 3, 4, 5, 6, 7, -8], ml_dtypes.int4)
+_V35 = (np.arange(15) - 7).reshape(3, 5)  # -7..7: fits s4
+# the physical order of f32[3,5]{1,0:T(2,4)} (see _P35): logical flat indices, -1 = padding
+_ORDER35 = [0, 1, 2, 3, 5, 6, 7, 8, 4, -1, -1, -1, 9, -1, -1, -1,
+            10, 11, 12, 13, -1, -1, -1, -1, 14, -1, -1, -1, -1, -1, -1, -1]
+_NIB35 = [(int(_V35.reshape(-1)[i]) & 0xF) if i >= 0 else 0 for i in _ORDER35]
+_X24 = np.array([[1.5, -2.0, 3.0, 0.25], [7.0, -0.5, 96.0, 1.0]], ml_dtypes.bfloat16)
+_B24 = _X24.view(np.uint16).astype(np.uint32)
+
+PACKED_CASES = {
+    # 2 elements per byte, element 2k in bits 0-3, element 2k+1 in bits 4-7 (-8 = 0b1000)
+    "s4_packed_to_u8": (_mod("s4[8]{0:E(4)}", "u8[4]{0}"), _S4, np.array([0x21, 0x43, 0x65, 0x87], np.uint8)),
+    "u8_to_s4_packed": (_mod("u8[4]{0}", "s4[8]{0:E(4)}"), np.array([0x21, 0x43, 0x65, 0x87], np.uint8), _S4),
+    # without E(n) a sub-byte element takes a whole byte (XLA's ByteSizeOfPrimitiveType(s4) = 1), its
+    # bits in the low nibble: -1 -> 0x0f, -8 -> 0x08
+    "s4_unpacked_to_u8": (_mod("s4[8]{0}", "u8[8]{0}"), _S4, np.array([1, 2, 3, 4, 5, 6, 7, 8], np.uint8)),
+    # E(2): 4 per byte: [1,2,3,0] -> 1 | 2<<2 | 3<<4 | 0<<6 = 57; then [1] -> 1 (ceil(5*2/8) = 2 bytes)
+    "u2_packed_to_u8": (_mod("u2[5]{0:E(2)}", "u8[2]{0}"), np.array([1, 2, 3, 0, 1], ml_dtypes.uint2),
+                        np.array([57, 1], np.uint8)),
+    # f4e2m1fn codes: 0.5 = 0b0001, 1.0 = 0b0010, -6.0 = 0b1111, 0 = 0 -> bytes 0x21, 0x0f
+    "f4_packed_to_u8": (_mod("f4e2m1fn[4]{0:E(4)}", "u8[2]{0}"),
+                        np.array([0.5, 1.0, -6.0, 0.0], ml_dtypes.float4_e2m1fn), np.array([0x21, 0x0F], np.uint8)),
+    # tiled and packed: the 32 physical elements of T(2,4) (as for f32 above), then 2 per byte
+    "s4_tiled_packed_to_u8": (_mod("s4[3,5]{1,0:T(2,4)E(4)}", "u8[16]{0}"), _V35.astype(ml_dtypes.int4),
+                              np.array([_NIB35[2 * k] | (_NIB35[2 * k + 1] << 4) for k in range(16)], np.uint8)),
+    "u8_to_s4_tiled_packed": (_mod("u8[16]{0}", "s4[3,5]{1,0:T(2,4)E(4)}"),
+                              np.array([_NIB35[2 * k] | (_NIB35[2 * k + 1] << 4) for k in range(16)], np.uint8),
+                              _V35.astype(ml_dtypes.int4)),
+    # TPU-style bf16 T(2,4)(2,1): within the 2x4 tile, (2,1) sub-tiles put rows 0 and 1 of a column
+    # next to each other, so each 32-bit word holds x[0,c] (low half, little-endian) and x[1,c]
+    "bf16_row_pairs_to_u32": (_mod("bf16[2,4]{1,0:T(2,4)(2,1)}", "u32[4]{0}"), _X24,
+                              _B24[0] | (_B24[1] << 16)),
+    # tail padding only: L(8) rounds 5 elements up to 8 (zeros)
+    "tail_padding_L8": (_mod("f32[5]{0:L(8)}", "f32[8]{0}"), np.arange(1, 6, dtype=np.float32),
+                        np.array([1, 2, 3, 4, 5, 0, 0, 0], np.float32)),
+    # column-major, then L(4): [[0,1,2],[3,4,5]] -> 0 3 1 4 2 5 + 2 zeros
+    "colmajor_L4": (_mod("f32[2,3]{0,1:L(4)}", "f32[8]{0}"), np.arange(6, dtype=np.float32).reshape(2, 3),
+                    np.array([0, 3, 1, 4, 2, 5, 0, 0], np.float32)),
+    "unpad_L8": (_mod("f32[8]{0}", "f32[5]{0:L(8)}"), np.arange(8, dtype=np.float32),
+                 np.arange(5, dtype=np.float32)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PACKED_CASES))
+def test_packed_and_padded_bitcast(name):
+    text, x, expected = PACKED_CASES[name]
+    (got,) = hlo_interp.run(text, x)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    np.testing.assert_array_equal(np.ascontiguousarray(got).view(np.uint8),
+                                  np.ascontiguousarray(expected).view(np.uint8))
+
+
+def test_packed_bitcast_size_mismatch_is_located():
+    # s4[8] packed = 4 bytes, u8[8] = 8 bytes
+    with pytest.raises(HloError, match=r"physical size in bytes.*4 -> 8") as e:
+        hlo_interp.run(_mod("s4[8]{0:E(4)}", "u8[8]{0}"), _S4)
+    assert ":4:" in str(e.value)
+
+
+@pytest.mark.parametrize("src,why", [
+    ("f32[4]{0:M(8)}", "metadata prefix M"),
+    ("f32[4]{0:E(12)}", "element size E(12)"),
+])
+def test_layouts_bitcast_cannot_read_are_named(src, why):
+    with pytest.raises(HloError, match=f"unsupported opcode 'bitcast'.*{re.escape(why)}"):
+        hlo_interp.run(_mod(src, "f32[4]{0:L(4)}"), np.zeros(4, np.float32))
+
+
+def test_same_type_sub_byte_reshape_ignores_packing():
+    # the element type does not change: the elements keep their order whatever the packing says
+    (got,) = hlo_interp.run(_mod("s4[8]{0:E(4)}", "s4[2,4]{1,0}"), _S4)
+    np.testing.assert_array_equal(got.astype(np.int8), _S4.astype(np.int8).reshape(2, 4))
+
+
+# byte sizes (XLA's ShapeUtil::ByteSizeOf / ArraySize), by hand
+@pytest.mark.parametrize("text,elements,phys,logical", [
+    # the spec's example: major-to-minor dims (1, 8, 1280, 16384); T(8,128) tiles the minor two:
+    # 1280 = 160*8, 16384 = 128*128, no padding; (2,1) sub-tiles divide (8,128): none either.
+    # 8*1*1280*16384 = 167,772,160 elements x 2 bytes = 335,544,320 bytes
+    ("bf16[8,1,1280,16384]{3,2,0,1:T(8,128)(2,1)}", 167_772_160, 335_544_320, 335_544_320),
+    # f32[3,5] in 2x4 tiles: 4 x 8 = 32 elements (15 real) = 128 bytes
+    ("f32[3,5]{1,0:T(2,4)}", 32, 128, 60),
+    # a scalar with T(128) (TPU): one tile of 128 elements: 512 bytes for 4 real ones
+    ("s32[]{:T(128)}", 128, 512, 4),
+    # bf16[3,300] in (8,128) tiles: 8 x 384 = 3072 elements = 6144 bytes (1800 real)
+    ("bf16[3,300]{1,0:T(8,128)(2,1)}", 3072, 6144, 1800),
+    # column-major f32[300,3]: the minor dim (rows, 300) tiled by 128, the major (3) by 8: 8 x 384
+    ("f32[300,3]{0,1:T(8,128)}", 3072, 12288, 3600),
+    # s4[123,456] T(2,128) E(4): 124 x 512 = 63,488 elements x 4 bits = 31,744 bytes; logical
+    # 56,088 x 4 bits = 28,044 bytes
+    ("s4[123,456]{1,0:T(2,128)E(4)}", 63_488, 31_744, 28_044),
+    # s4 without E(n): a byte each
+    ("s4[10]{0}", 10, 10, 5),
+    ("u2[5]{0:E(2)}", 5, 2, 2),
+    # tail padding L(1024) after the tiles: 2048 elements already a multiple; L(3000) -> 3000
+    ("f32[10,10]{1,0:T(8,128)L(1024)}", 2048, 8192, 400),
+    ("f32[10,10]{1,0:T(8,128)L(3000)}", 3000, 12000, 400),
+    # M(16): 16 bytes of dynamic-shape metadata in front of the data
+    ("f32[10]{0:M(16)}", 10, 56, 40),
+    # memory space does not change the size
+    ("bf16[32,32,4096]{2,1,0:T(8,128)(2,1)S(1)}", 4_194_304, 8_388_608, 8_388_608),
+])
+def test_byte_sizes(text, elements, phys, logical):
+    shape = _shape(text)
+    assert layout.physical_size(shape) == elements
+    assert layout.physical_bytes(shape) == phys
+    assert layout.logical_bytes(shape) == logical
+
+
+def test_memory_space_names():
+    assert layout.memory_space(_shape("f32[4]{0:S(1)}")) == 1
+    assert layout.memory_space(_shape("f32[4]{0}")) == 0
+    assert layout.memory_space_name(0) == "S(0) HBM (default)"
+    assert layout.memory_space_name(1) == "S(1) VMEM (fast)"
+    assert layout.memory_space_name(5) == "S(5) host"
+    assert layout.memory_space_name(3) == "S(3)"
+
+
+def test_tuple_and_token_bytes():
+    t = hlo_interp.parse("HloModule m\nENTRY e {\n  a = f32[3]{0} parameter(0)\n  b = s4[3]{0:E(4)} parameter(1)\n"
+                         "  ROOT t = (f32[3]{0}, s4[3]{0:E(4)}) tuple(a, b)\n}\n").entry.root.shape
+    assert layout.physical_bytes(t) == 12 + 2
+    assert layout.physical_bytes(t, tuple_table=True) == 12 + 2 + 2 * 8
+    assert layout.logical_bytes(t) == 12 + 2
 
 
 # --------------------------------------------------------------------------------------------------

@@ -222,11 +222,9 @@ def _major_to_minor(shape: ir.ArrayShape) -> tuple[int, ...]:
 
 
 def _plain_layout(shape: ir.ArrayShape) -> bool:
-    lay = shape.layout
-    if lay is None:
-        return True
-    return not (lay.tiles or lay.physical_shape is not None or lay.dim_level_types is not None
-                or (lay.element_size_bits not in (None, 0, shape.element_type.bits)))
+    """No tiles, tail padding, packing change, sparsity or metadata prefix (layout.is_plain)."""
+    from ..layout import is_plain
+    return is_plain(shape)
 
 
 def bitcast(x: np.ndarray, in_order: tuple[int, ...], out_dims: tuple[int, ...], out_order: tuple[int, ...],
@@ -253,8 +251,9 @@ def _bitcast(ins, ctx):
         raise unsupported(ins, "bitcast of dynamic shapes")
     sdt, ddt = src.element_type.dtype, dst.element_type.dtype
     sbits, dbits = src.element_type.bits, dst.element_type.bits
-    if not (_plain_layout(src) and _plain_layout(dst)):
-        return _tiled_bitcast(ins, src, dst)
+    if not (_plain_layout(src) and _plain_layout(dst)) or (
+            sdt != ddt and (sbits % 8 or dbits % 8) and (src.rank or dst.rank or sbits != dbits)):
+        return _tiled_bitcast(ins, src, dst)  # through the physical bytes (tiles, padding, packing)
     if src.num_elements() * sbits != dst.num_elements() * dbits:
         raise error_at(ins, f"bitcast changes the size in bits: {src.num_elements() * sbits} -> "
                             f"{dst.num_elements() * dbits}")
@@ -267,10 +266,9 @@ def _bitcast(ins, ctx):
         from .numerics import same_width_bitcast
         from ..types import dtype_kind
         return same_width_bitcast(ddt, dbits, dtype_kind(ddt))
-    if sdt != ddt and (sbits % 8 or dbits % 8 or src.element_type.kind == "pred"
-                       or dst.element_type.kind == "pred"):
+    if sdt != ddt and (src.element_type.kind == "pred" or dst.element_type.kind == "pred"):
         raise unsupported(ins, f"bitcast from {src.element_type.name} to {dst.element_type.name} "
-                               "(sub-byte or pred element types)")
+                               "(pred element types)")
     in_order, out_order = _major_to_minor(src), _major_to_minor(dst)
     out_dims = tuple(dst.dims)
     if sdt == ddt and in_order == tuple(range(src.rank)) and out_order == tuple(range(dst.rank)):
@@ -292,16 +290,11 @@ def _tiled_bitcast(ins, src: ir.ArrayShape, dst: ir.ArrayShape):
             raise unsupported(ins, f"bitcast with {why}")
     if "pred" in (src.element_type.kind, dst.element_type.kind) and src.element_type != dst.element_type:
         raise unsupported(ins, "bitcast between pred and another element type")
-    sbytes = L.physical_size(src) * src.element_type.bits // 8
-    dbytes = L.physical_size(dst) * dst.element_type.bits // 8
+    sbytes, dbytes = L.physical_bytes(src), L.physical_bytes(dst)
     if sbytes != dbytes:
         raise error_at(ins, f"bitcast changes the physical size in bytes (tiles and padding included): "
                             f"{sbytes} -> {dbytes}")
-    ddt = dst.element_type.dtype
 
     def run(x):
-        flat = L.to_physical(np.asarray(x), src)
-        if flat.dtype != ddt:
-            flat = flat.view(np.uint8).view(ddt)
-        return np.ascontiguousarray(L.from_physical(flat, dst))
+        return L.from_bytes(L.to_bytes(x, src), dst)
     return run
