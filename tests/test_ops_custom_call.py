@@ -1,7 +1,10 @@
-"""custom-call: the target registry, user targets, TopK, sharding annotations and the LAPACK targets.
+"""custom-call: the target registry, user targets, TopK, sharding annotations, the LAPACK targets and
+the cuDNN convolutions of XLA:GPU dumps.
 
 Expected values: XLA:CPU through JAX (tests/data/custom_call/*.npz, made by
-tools/make_custom_call_vectors.py), before- and after-optimization HLO of real JAX programs.
+tools/make_custom_call_vectors.py), before- and after-optimization HLO of real JAX programs; for the
+cuDNN targets, `before` is the GPU form and the expected values (and `after`) the same computation as
+plain JAX convolutions / their VJPs on XLA:CPU.
 """
 from __future__ import annotations
 
@@ -118,8 +121,84 @@ def _check_determined(check, args, got, want, compare):
             vs = np.take_along_axis(v, order[..., None, :], -1)
             wv = np.take_along_axis(want[1].astype(np.complex128), worder[..., None, :], -1)
             np.testing.assert_allclose(np.abs(np.sum(np.conj(wv) * vs, axis=-2)), 1, atol=rt)
+    elif check in ("schur", "schur_t"):
+        _check_schur(a, got, want, rt)
+    elif check == "eig_left":
+        # left eigenvectors: u^H A = lambda u^H, unit norm, XLA's up to a sign/phase (complex matrices: equal,
+        # ?geev's normalization makes the largest component real and positive); eigenvalues equal
+        _close(got[0], want[0], compare, "eigenvalues")
+        w = np.asarray(got[0]).astype(np.complex128)
+        u = np.asarray(got[1]).astype(np.complex128)
+        assert got[1].dtype == want[1].dtype
+        np.testing.assert_allclose(_ct(u) @ a, w[..., :, None] * _ct(u), atol=rt * 10 * np.abs(w).max())
+        np.testing.assert_allclose(np.linalg.norm(u, axis=-2), 1, atol=rt)
+        np.testing.assert_allclose(np.abs(np.sum(np.conj(want[1].astype(np.complex128)) * u, axis=-2)), 1, atol=rt)
+        if a.dtype.kind == "c" and args[0].dtype.kind == "c":
+            _close(got[1], want[1], {"rtol": rt, "atol": rt}, "left eigenvectors")
+        if len(got) > 2:  # right eigenvectors: XLA's up to a phase
+            v = np.asarray(got[2]).astype(np.complex128)
+            np.testing.assert_allclose(a @ v, v * w[..., None, :], atol=rt * 10 * np.abs(w).max())
+            np.testing.assert_allclose(np.abs(np.sum(np.conj(want[2].astype(np.complex128)) * v, axis=-2)), 1,
+                                       atol=rt)
     else:
         raise AssertionError(f"unknown check {check}")
+
+
+def _blocks(t):
+    """The diagonal blocks of a quasi-triangular matrix: [(start, size)]."""
+    n, k, out = t.shape[-1], 0, []
+    while k < n:
+        size = 2 if k + 1 < n and t[k + 1, k] != 0 else 1
+        out.append((k, size))
+        k += size
+    return out
+
+
+def _canon_sort(w):
+    w = np.round(np.asarray(w, np.complex128), 6)
+    return w[np.lexsort((w.imag, w.real))]
+
+
+def args_is_double(x):
+    return x.dtype in (np.float64, np.complex128)
+
+
+def _check_schur(a, got, want, rt):
+    """A Schur form is unique up to a unitary (orthogonal) change of basis inside each diagonal block,
+    given the order of the eigenvalues: checked are a = z t z^H, z unitary, t (quasi) triangular in
+    LAPACK's standard form, the eigenvalues XLA's; in double precision also XLA's order, and then the
+    norms of t's blocks equal to XLA's (single precision: NumPy's LAPACK may order them otherwise)."""
+    t = np.asarray(got[0])
+    wt = np.asarray(want[0])
+    assert t.dtype == wt.dtype
+    real = t.dtype.kind == "f"
+    for i in np.ndindex(t.shape[:-2]):
+        ti, wi = t[i].astype(np.complex128), wt[i].astype(np.complex128)
+        bl, wbl = _blocks(t[i]), _blocks(wt[i])
+        for (s0, n0) in bl:  # (quasi) triangular; LAPACK's standard form of 2x2 blocks: a = d, b*c < 0
+            assert np.all(ti[s0 + n0:, s0:s0 + n0] == 0)
+            if real and n0 == 2:
+                assert ti[s0, s0] == ti[s0 + 1, s0 + 1] and (ti[s0, s0 + 1] * ti[s0 + 1, s0]).real < 0
+        ev = [np.linalg.eigvals(ti[s0:s0 + n0, s0:s0 + n0]) for s0, n0 in bl]
+        wev = [np.linalg.eigvals(wi[s0:s0 + n0, s0:s0 + n0]) for s0, n0 in wbl]
+        # the eigenvalues: XLA's as a set
+        np.testing.assert_allclose(_canon_sort(np.concatenate(ev)), _canon_sort(np.concatenate(wev)), rtol=rt, atol=rt)
+        same_order = bl == wbl and all(np.allclose([e.sum(), e.prod()], [f.sum(), f.prod()], rtol=rt, atol=rt)
+                                       for e, f in zip(ev, wev))
+        if args_is_double(wt):
+            assert same_order, "the eigenvalue order differs from XLA's"
+        if same_order:  # then t is XLA's up to a unitary change of basis inside each block
+            for (s0, n0) in bl:
+                for (s1, n1) in bl:
+                    if s1 >= s0:
+                        np.testing.assert_allclose(np.linalg.norm(ti[s0:s0 + n0, s1:s1 + n1]),
+                                                   np.linalg.norm(wi[s0:s0 + n0, s1:s1 + n1]), rtol=rt * 10,
+                                                   atol=rt * 10)
+    if len(got) > 1:
+        z = np.asarray(got[1]).astype(np.complex128)
+        tc = t.astype(np.complex128)
+        np.testing.assert_allclose(z @ tc @ _ct(z), a, atol=rt * 10 * max(1, np.abs(a).max()))
+        np.testing.assert_allclose(_ct(z) @ z, _eye_like(z, z.shape[-1]), atol=rt * 10)
 
 
 @pytest.mark.parametrize("stage", ["after", "before"])
@@ -144,7 +223,8 @@ def test_vectors_present():
              "hipsolver_syevd", "hipsolver_getrf", "hip_lu_pivots_to_permutation", "hipsolver_geqrf",
              "hipsolver_orgqr", "hipsolver_sytrd", "gesvd", "cusolver_gesvdj", "hipsolver_gesvdj", "cuhybrid_eig_real",
              "cuhybrid_eig_comp", "hiphybrid_eig_real", "cuhybrid_geqp3", "hiphybrid_geqp3", "cusparse_gtsv2",
-             "hipsparse_gtsv2")
+             "hipsparse_gtsv2", "gees", "__cudnn$convForward", "__cudnn$convBackwardInput",
+             "__cudnn$convBackwardFilter", "__cudnn$convBiasActivationForward")
     after_targets = set()
     for p in FILES:
         before, after, _, _, _ = _case(p)
@@ -422,3 +502,45 @@ def test_geqp3_fixed_columns():
     q = orgqr(qr, tau)
     r = np.triu(qr)[:, :4, :]
     np.testing.assert_allclose(q @ r, np.take_along_axis(a, (jp - 1)[:, None, :], -1), atol=1e-12)
+
+
+# --------------------------------------------------------------------------------------------------
+# cuDNN: a module as XLA's own GPU tests write it (layouts, the unquoted old backend_config)
+
+_XLA_BWD_INPUT = """HloModule TestModule
+
+%TestComputation1 (param_0: f32[1,20,257], param_1: f32[31,257,136]) -> (f32[1,23,136], u8[0]) {
+  %param_0 = f32[1,20,257]{2,1,0} parameter(0)
+  %copy.3 = f32[1,20,257]{1,2,0} copy(f32[1,20,257]{2,1,0} %param_0)
+  %param_1 = f32[31,257,136]{2,1,0} parameter(1)
+  %copy.4 = f32[31,257,136]{0,2,1} copy(f32[31,257,136]{2,1,0} %param_1)
+  %custom-call.1 = (f32[1,23,136]{1,2,0}, u8[0]{0}) custom-call(f32[1,20,257]{1,2,0} %copy.3, f32[31,257,136]{0,2,1} %copy.4), window={size=31 stride=2 pad=23_23}, dim_labels=b0f_0oi->b0f, custom_call_target="__cudnn$convBackwardInput", backend_config="{conv_result_scale:1}"
+  %get-tuple-element.2 = f32[1,23,136]{1,2,0} get-tuple-element((f32[1,23,136]{1,2,0}, u8[0]{0}) %custom-call.1), index=0
+  %copy.5 = f32[1,23,136]{2,1,0} copy(f32[1,23,136]{1,2,0} %get-tuple-element.2)
+  %get-tuple-element.3 = u8[0]{0} get-tuple-element((f32[1,23,136]{1,2,0}, u8[0]{0}) %custom-call.1), index=1
+  ROOT %tuple.1 = (f32[1,23,136]{2,1,0}, u8[0]{0}) tuple(f32[1,23,136]{2,1,0} %copy.5, u8[0]{0} %get-tuple-element.3)
+}
+"""
+
+_FWD_1D = """HloModule fwd
+ENTRY e {
+  x = f32[1,23,136] parameter(0)
+  w = f32[31,257,136] parameter(1)
+  ROOT y = f32[1,20,257] convolution(x, w), window={size=31 stride=2 pad=23_23}, dim_labels=b0f_0oi->b0f
+}
+"""
+
+
+def test_cudnn_backward_input_xla_test_module_is_the_adjoint():
+    # XLA's gpu convolution regression test module: dx = convBackwardInput(dy, w) must be the adjoint of
+    # the forward convolution (hlo_interp's, checked against XLA:CPU elsewhere): <conv(x, w), dy> = <x, dx>
+    rng = np.random.default_rng(3)
+    dy = rng.standard_normal((1, 20, 257)).astype(np.float32)
+    w = rng.standard_normal((31, 257, 136)).astype(np.float32)
+    x = rng.standard_normal((1, 23, 136)).astype(np.float32)
+    dx, scratch = hlo_interp.run(_XLA_BWD_INPUT, dy, w)
+    assert dx.shape == (1, 23, 136) and scratch.shape == (0,) and scratch.dtype == np.uint8
+    (y,) = hlo_interp.run(_FWD_1D, x, w)
+    lhs = float(np.sum(y.astype(np.float64) * dy))
+    rhs = float(np.sum(x.astype(np.float64) * dx))
+    assert abs(lhs - rhs) <= 1e-4 * max(1.0, abs(lhs))

@@ -36,16 +36,7 @@ CASES = load_cases(DATA)
 
 @pytest.mark.parametrize("text,inputs,expected,compare", CASES, ids=[p.id for p in CASES])
 def test_xla_golden(text, inputs, expected, compare, request):
-    try:
-        got = hlo_interp.run(text, *inputs)
-    except HloError as e:
-        if "unsupported opcode 'custom-call'" in str(e):  # XLA:CPU's TopK custom call: another family
-            pytest.skip("custom-call (TopK) is not implemented yet")
-        if "unsupported opcode 'bitcast'" in str(e) and "sub-byte" in str(e):
-            # the evaluator builds the comparator's plan, whose `s4[] bitcast(f4e2m1fn[])` the bitcast
-            # kernel (control.py) does not take yet; the sort itself runs it on arrays (sort.py)
-            pytest.skip("sub-byte scalar bitcast in the bitcast kernel (control.py) is not implemented yet")
-        raise
+    got = hlo_interp.run(text, *inputs)
     assert len(got) == len(expected)
     if "unstable" in request.node.name:
         # is_stable=false: XLA leaves the order of equal keys unspecified; we give the stable order.

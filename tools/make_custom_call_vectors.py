@@ -346,13 +346,206 @@ ENTRY main {
                                         {"rtol": 1e-3, "atol": 1e-4})
 
 
+# --------------------------------------------------------------------------------------------------
+# cuDNN convolution targets (XLA:GPU dumps): the hand-written GPU form is `before`; the expected values
+# are the same computation as plain JAX convolutions (forward, its VJPs) on XLA:CPU, whose optimized
+# module is `after`.
+
+def _spec(labels: str, kinds: str) -> tuple:
+    """dim_labels part -> lax spec (index of kinds[0], of kinds[1], spatial indices in digit order)."""
+    sp = sorted((c, i) for i, c in enumerate(labels) if c.isdigit())
+    return (labels.index(kinds[0]), labels.index(kinds[1])) + tuple(i for _, i in sp)
+
+
+def _window_text(size, stride, pads, rd):
+    t = "size=" + "x".join(map(str, size))
+    if any(x != 1 for x in stride):
+        t += " stride=" + "x".join(map(str, stride))
+    if any(p != (0, 0) for p in pads):
+        t += " pad=" + "x".join(f"{lo}_{hi}" for lo, hi in pads)
+    if any(x != 1 for x in rd):
+        t += " rhs_dilate=" + "x".join(map(str, rd))
+    return "{" + t + "}"
+
+
+_HLO_T = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16"}
+
+
+def cudnn_case(name, kind, labels, x_shape, size, stride, pads, rd, G, dt, cfg, fused=None, tol_=None):
+    """kind: fwd | fused | bwd_input | bwd_filter.  fused = (activation, alpha, beta, with_side)."""
+    from jax import lax
+    lhs_l, rest = labels.split("_")
+    ker_l, out_l = rest.split("->")
+    dn = lax.ConvDimensionNumbers(_spec(lhs_l, "bf"), _spec(ker_l, "oi"), _spec(out_l, "bf"))
+    int8 = dt == "int8"  # s8 x s8 -> f32: XLA's convert<f32>(conv<s32>(x, w)) pattern
+    npdt = np.dtype(np.float32) if int8 else np.dtype(getattr(ml_dtypes, dt)) if dt == "bfloat16" else np.dtype(dt)
+    C = x_shape[dn.lhs_spec[1]]
+    k = len(size)
+    O = 2 * G + 2 * G  # divisible by G
+    kshape = [0] * (k + 2)
+    kshape[dn.rhs_spec[0]], kshape[dn.rhs_spec[1]] = O, C // G
+    for j in range(k):
+        kshape[dn.rhs_spec[2 + j]] = size[j]
+    if int8:
+        x = RNG.integers(-128, 128, tuple(x_shape)).astype(np.int8)
+        w = RNG.integers(-128, 128, tuple(kshape)).astype(np.int8)
+    else:
+        x = rand(tuple(x_shape), np.float32).astype(npdt)
+        w = rand(tuple(kshape), np.float32).astype(npdt)
+
+    ct = jnp.float64 if dt == "float64" else jnp.float32
+
+    def conv(a, b):
+        if int8:
+            return lax.conv_general_dilated(a, b, stride, list(pads), rhs_dilation=rd, dimension_numbers=dn,
+                                            feature_group_count=G, preferred_element_type=jnp.int32).astype(ct)
+        return lax.conv_general_dilated(a, b, stride, list(pads), rhs_dilation=rd, dimension_numbers=dn,
+                                        feature_group_count=G, preferred_element_type=ct)
+    y_shape = tuple(jax.eval_shape(conv, x, w).shape)
+    t = "f32" if int8 else _HLO_T[dt]
+    shp = lambda s: f"{t}[{','.join(map(str, s))}]"
+    shp_in = (lambda s: f"s8[{','.join(map(str, s))}]") if int8 else shp
+    win = _window_text(size, stride, pads, rd)
+    bc = json.dumps({"operation_queue_id": "0", "wait_on_operation_queues": [], "cudnn_conv_backend_config": cfg}) \
+        if isinstance(cfg, dict) else cfg
+    attrs = f"window={win}, dim_labels={labels}" + (f", feature_group_count={G}" if G > 1 else "")
+    if kind in ("fwd", "fused"):
+        act, alpha, beta, with_side = fused if fused else ("kNone", cfg.get("conv_result_scale", 1) if isinstance(cfg, dict) else 1, 0, False)
+        bias = rand((O,), np.float32).astype(npdt)
+        side = rand(y_shape, np.float32).astype(npdt)
+        params = [f"x = {shp_in(x_shape)} parameter(0)", f"w = {shp_in(kshape)} parameter(1)"]
+        ops, args = "x, w", [x, w]
+        if kind == "fused":
+            params.append(f"b = {shp((O,))} parameter(2)")
+            ops += ", b"
+            args.append(bias)
+            if with_side:
+                params.append(f"s = {shp(y_shape)} parameter(3)")
+                ops += ", s"
+                args.append(side)
+        target = "__cudnn$convBiasActivationForward" if kind == "fused" else "__cudnn$convForward"
+        res = shp(y_shape)
+
+        def fn(*a):
+            r = conv(a[0], a[1]) * alpha
+            if kind == "fused":
+                if with_side:
+                    r = r + beta * a[3].astype(ct)
+                bshape = [1] * len(y_shape)
+                bshape[dn.out_spec[1]] = O
+                r = r + a[2].astype(ct).reshape(bshape)
+                r = {"kNone": lambda v: v, "kRelu": jax.nn.relu, "kRelu6": jax.nn.relu6, "kElu": jax.nn.elu,
+                     "kTanh": jnp.tanh, "kSigmoid": jax.nn.sigmoid,
+                     "kLeakyRelu": lambda v: jnp.where(v > 0, v, v * cfg.get("leakyrelu_alpha", 0))}[act](r)
+            return r.astype(npdt)
+    elif kind == "bwd_input":
+        dy = rand(y_shape, np.float32).astype(npdt)
+        params = [f"dy = {shp(y_shape)} parameter(0)", f"w = {shp(kshape)} parameter(1)"]
+        ops, args, target, res = "dy, w", [dy, w], "__cudnn$convBackwardInput", shp(x_shape)
+
+        def fn(g, b):
+            _, vjp = jax.vjp(lambda a: conv(a, b.astype(ct)), x.astype(ct))
+            return vjp(g.astype(ct))[0].astype(npdt)
+    else:
+        dy = rand(y_shape, np.float32).astype(npdt)
+        params = [f"x = {shp(x_shape)} parameter(0)", f"dy = {shp(y_shape)} parameter(1)"]
+        ops, args, target, res = "x, dy", [x, dy], "__cudnn$convBackwardFilter", shp(kshape)
+
+        def fn(a, g):
+            _, vjp = jax.vjp(lambda b: conv(a.astype(ct), b), w.astype(ct))
+            return vjp(g.astype(ct))[0].astype(npdt)
+    body = "\n  ".join(params)
+    before = (f"HloModule {name}\n\nENTRY main {{\n  {body}\n  c = ({res}, u8[0]) custom-call({ops}), {attrs}, "
+              f"custom_call_target=\"{target}\", backend_config={bc}\n  ROOT r = {res} get-tuple-element(c), index=0\n}}\n")
+    lowered = jax.jit(fn).lower(*args)
+    compiled = lowered.compile()
+    out = np.asarray(compiled(*args))
+    save(name, before, compiled.as_text(), args, [out], tol_ or (TOL64 if dt == "float64" else
+                                                                   {"rtol": 2e-2, "atol": 2e-2} if dt in ("float16", "bfloat16") else
+                                                                   {"rtol": 1e-4, "atol": 1e-4}),
+         note=f"{target}: expected = the equivalent JAX convolution on XLA:CPU")
+
+
+def cudnn_cases():
+    cfg0 = {"activation_mode": "kNone", "conv_result_scale": 1, "side_input_scale": 0, "leakyrelu_alpha": 0}
+    C = []
+    C.append(("cudnn_fwd_b01f_f32", "fwd", "b01f_01io->b01f", (2, 5, 6, 3), (3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1,
+              "float32", cfg0, None))
+    C.append(("cudnn_fwd_bf01_groups_f64", "fwd", "bf01_oi01->bf01", (2, 4, 7, 6), (3, 2), (2, 1), ((0, 1), (1, 0)),
+              (1, 2), 2, "float64", dict(cfg0, conv_result_scale=0.5), None))
+    C.append(("cudnn_fwd_f16", "fwd", "b01f_o01i->b01f", (1, 6, 6, 4), (3, 3), (2, 2), ((1, 1), (1, 1)), (1, 1), 1,
+              "float16", cfg0, None))
+    C.append(("cudnn_fwd_bf16_1d", "fwd", "b0f_0io->b0f", (2, 9, 4), (4,), (2,), ((2, 1),), (1,), 2,
+              "bfloat16", cfg0, None))
+    C.append(("cudnn_fused_relu_f32", "fused", "bf01_oi01->bf01", (2, 3, 6, 6), (3, 3), (1, 1), ((1, 1), (1, 1)),
+              (1, 1), 1, "float32", dict(cfg0, activation_mode="kRelu"), ("kRelu", 1, 0, False)))
+    C.append(("cudnn_fused_side_elu_f32", "fused", "b01f_01io->b01f", (2, 5, 5, 4), (3, 3), (1, 1), ((0, 0), (2, 0)),
+              (1, 1), 2, "float32", dict(cfg0, activation_mode="kElu", conv_result_scale=2, side_input_scale=0.25),
+              ("kElu", 2, 0.25, True)))
+    C.append(("cudnn_fused_oldconfig_relu6_f64", "fused", "b01f_01io->b01f", (1, 4, 4, 2), (2, 2), (1, 1),
+              ((1, 0), (0, 1)), (1, 1), 1, "float64",
+              '"{\\"activationMode\\":\\"3\\",\\"convResultScale\\":1.5,\\"sideInputScale\\":1}"',
+              ("kRelu6", 1.5, 1.0, True)))
+    C.append(("cudnn_fused_leaky_f16", "fused", "b01f_01io->b01f", (1, 5, 5, 2), (3, 3), (1, 1), ((1, 1), (1, 1)),
+              (1, 1), 1, "float16", dict(cfg0, activation_mode="kLeakyRelu", leakyrelu_alpha=0.2),
+              ("kLeakyRelu", 1, 0, False)))
+    C.append(("cudnn_fused_int8_f32", "fused", "b01f_01io->b01f", (2, 6, 6, 8), (3, 3), (1, 1), ((1, 1), (1, 1)),
+              (1, 1), 1, "int8", dict(cfg0, activation_mode="kRelu", conv_result_scale=0.5, side_input_scale=0.25),
+              ("kRelu", 0.5, 0.25, True)))
+    C.append(("cudnn_fwd_int8_f32", "fwd", "b01f_o01i->b01f", (1, 5, 5, 4), (2, 2), (1, 1), ((0, 0), (0, 0)),
+              (1, 1), 2, "int8", cfg0, None))
+    C.append(("cudnn_bwd_input_b01f_f32", "bwd_input", "b01f_01io->b01f", (2, 7, 6, 3), (3, 3), (2, 2),
+              ((1, 1), (0, 1)), (1, 1), 1, "float32", cfg0, None))
+    C.append(("cudnn_bwd_input_groups_dil_f64", "bwd_input", "bf01_oi01->bf01", (1, 4, 8, 7), (3, 2), (1, 2),
+              ((2, 1), (0, 0)), (2, 1), 2, "float64", cfg0, None))
+    C.append(("cudnn_bwd_input_1d_f32", "bwd_input", "b0f_0oi->b0f", (1, 23, 6), (7,), (2,), ((5, 5),), (1,), 1,
+              "float32", '"{conv_result_scale:1}"', None))
+    C.append(("cudnn_bwd_input_bf16", "bwd_input", "b01f_o01i->b01f", (2, 5, 5, 4), (2, 2), (1, 1), ((0, 0), (0, 0)),
+              (1, 1), 1, "bfloat16", cfg0, None))
+    C.append(("cudnn_bwd_filter_b01f_f32", "bwd_filter", "b01f_01io->b01f", (2, 7, 6, 3), (3, 3), (2, 2),
+              ((1, 1), (0, 1)), (1, 1), 1, "float32", cfg0, None))
+    C.append(("cudnn_bwd_filter_groups_dil_f64", "bwd_filter", "bf01_oi01->bf01", (3, 4, 8, 7), (3, 2), (1, 2),
+              ((2, 1), (0, 0)), (2, 1), 2, "float64", cfg0, None))
+    C.append(("cudnn_bwd_filter_f16", "bwd_filter", "b01f_o01i->b01f", (2, 5, 5, 2), (2, 2), (1, 1),
+              ((1, 0), (0, 0)), (1, 1), 1, "float16", cfg0, None))
+    for c in C:
+        yield c[0], (lambda c=c: cudnn_case(*c))
+
+
+def lapack_extra_cases():
+    """gees (jax.scipy.linalg.schur) and geev with left eigenvectors."""
+    import jax.scipy.linalg as jsl
+    L = jax.lax.linalg
+    for dt in ("float32", "float64", "complex64", "complex128"):
+        nm = f"gees_{dt}"
+        a = rand((2, 5, 5), dt)
+        yield nm, (lambda nm=nm, a=a, dt=dt: jax_case(nm, lambda m: L.schur(m), [a], tol(dt), check="schur"))
+        nm = f"eig_left_{dt}"
+        a = rand((2, 4, 4), dt)
+        yield nm, (lambda nm=nm, a=a, dt=dt: jax_case(
+            nm, lambda m: L.eig(m, compute_left_eigenvectors=True, compute_right_eigenvectors=True), [a], tol(dt),
+            check="eig_left"))
+    a = rand((6, 6), "float64")
+    yield "gees_scipy_complex_f64", (lambda a=a: jax_case("gees_scipy_complex_f64",
+                                                          lambda m: jsl.schur(m, output="complex"), [a], TOL64,
+                                                          check="schur"))
+    a = rand((4, 4), "float64")
+    yield "gees_values_only_f64", (lambda a=a: jax_case(
+        "gees_values_only_f64", lambda m: L.schur(m, compute_schur_vectors=False)[0], [a], TOL64, check="schur_t"))
+    a = rand((3, 3), "complex128")
+    yield "eig_left_only_c128", (lambda a=a: jax_case(
+        "eig_left_only_c128", lambda m: L.eig(m, compute_left_eigenvectors=True, compute_right_eigenvectors=False),
+        [a], TOL64, check="eig_left"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default=None)
     opts = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     n = 0
-    for name, make in cases():
+    import itertools
+    for name, make in itertools.chain(cases(), cudnn_cases(), lapack_extra_cases()):
         if opts.only and not re.search(opts.only, name):
             continue
         make()

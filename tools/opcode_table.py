@@ -77,15 +77,20 @@ NOTES = {
     "gather": "start indices clamped; batching dims",
     "scatter": "variadic, any computation; out-of-bounds windows skipped; ufunc.at fast paths",
     "sort": "any comparator, stable; XLA's comparator forms run as argsort/lexsort",
-    "topk": "ties -> lower index; to_apply not yet",
+    "topk": "ties -> lower index; with to_apply the comparator orders (stable)",
     "all-reduce": "XLA:CPU order: fold from +0/1 in group order; max/min skip NaN; bf16 in f32, f8 in f16",
-    "collective-permute": "non-targets get zeros; in-place form not yet",
+    "collective-permute": "non-targets get zeros; in-place form (buffers, offsets, slice sizes)",
+    "collective-reduce": "result on each group's first device, zeros elsewhere (XLA leaves them unwritten)",
+    "scaled-dot": "XLA's ScaledDotRewriter lowering: scale, then dot",
+    "shuffle": "refused: no text form or semantics in the spec or XLA's sources",
     "ragged-all-to-all": "documented semantics (XLA:CPU does not run it)",
-    "bitcast": "physical layouts incl. tiles T(..)(..) and *; packed E(n) and sub-byte tiles not yet",
-    "send": "within one module, matched by channel_id", "recv": "within one module, matched by channel_id",
+    "bitcast": "physical layouts: tiles T(..)(..), *, packed E(n), sub-byte tiles, L(n) padding; M(n)/sparse refused",
+    "send": "within one module by channel_id; is_host_transfer: host queues (--host-send)",
+    "recv": "within one module by channel_id; is_host_transfer: host queues (--host-recv)",
     "infeed": "hlo-run --infeed FILE.npz", "outfeed": "hlo-run --outfeed OUT.npz",
     "scan": "is_reverse, several inputs and carries",
-    "custom-call": "registry: TopK, sharding markers, LAPACK and cuSOLVER linalg, cuBLAS GEMM; "
+    "custom-call": "registry: TopK, sharding markers, LAPACK (incl. gees, geev left vectors) and cuSOLVER "
+                   "linalg, cuBLAS GEMM, cuDNN convolutions, SliceToDynamic/PadToStatic; "
                    "hlo_interp.register_custom_call for others",
 }
 

@@ -43,8 +43,12 @@ Semantics:
   * ragged-all-to-all: see its kernel (XLA's and JAX's documented semantics; XLA:CPU does not run it);
   * replica groups in all three forms: explicit, iota (`[2,4]<=[8]T(1,0)`), and the mesh-axes form
     (`mesh['a'=2,'b'=4] {'b'}`, sub-axes `'b':(2)2`, `device_ids=([2,2,2]T(0,2,1)) {...}`).
-Not supported (raise): collective-permute's in-place form (4 operands, slice_sizes), collective-reduce,
-shuffle.
+  * collective-permute's in-place form (input, output, input offsets, output offsets, slice_sizes):
+    see _permute_in_place.
+  * collective-reduce: the all-reduce of the group, written to its first participant only (the
+    others get zeros: XLA leaves them unwritten); see _k_collective_reduce.
+Not supported (raise): shuffle (a data-movement op whose text syntax and permute-index form are not
+in the XLA sources at hand; see the report of issue 5).
 """
 from __future__ import annotations
 
@@ -52,11 +56,10 @@ import ml_dtypes
 import numpy as np
 
 from .. import ir
-from .async_ops import _done, _sugar_start, _update, zero_value
 from ..types import dtype_kind
+from .async_ops import _done, _sugar_start, _update, zero_value
 from .reduce import _PRED_UFUNCS, _UFUNCS, recognize_reducer
 from .registry import KERNELS, error_at, kernel, unsupported
-
 
 # --------------------------------------------------------------------------------------------------
 # Devices and groups
@@ -135,7 +138,7 @@ def mesh_groups(ins, mesh, device_ids=None) -> tuple:
                 axes_list = device_ids.axes
         axes = []
         for item in mesh.brackets.items:
-            axes.append((_gname(getattr(item, "key")), int(getattr(item, "value"))))
+            axes.append((_gname(item.key), int(item.value)))
         names = [a for a, _ in axes]
         sizes = dict(axes)
         listed = []  # (axis, lo, hi): the factor range [lo, hi) of cumulative sizes, from the major end
@@ -265,7 +268,7 @@ def make_combiner(ins, ctx):
                     if r.shape == acc.shape:
                         acc = r.astype(acc.dtype, copy=False)
                         continue
-                except Exception:  # noqa: BLE001 - the computation refused arrays
+                except Exception:  # noqa: BLE001, S110 - the computation refused arrays
                     pass
                 state["vector"] = False
             out = np.empty(acc.shape, acc.dtype)
@@ -497,17 +500,18 @@ def _k_all_to_all(ins, ctx):
     return run_tuple
 
 
-def _permute(ins, ctx, result_shapes):
+def _permute_setup(ins, ctx, max_seen: int = 1):
+    """(device, mode, this device's id in the mode, the mode's participants, pairs): pairs checked as
+    XLA's verifier does (hlo_verifier.cc, CheckDuplicatedSourceOrTarget): ids in range, each id a
+    source (and a target) at most `max_seen` times (1, or the in-place form's number of slices)."""
     dev = _device(ctx)
-    if ins.attrs.get("slice_sizes") is not None or len(ins.operands) == 4 and len(result_shapes) == 1:
-        raise unsupported(ins, "the in-place form of collective-permute (input/output buffers, offsets)")
     mode = CROSS_PARTITION if ins.attrs.get("channel_id") is not None else CROSS_REPLICA
     n = dev.num_partitions if mode == CROSS_PARTITION else dev.num_replicas
     my = dev.partition if mode == CROSS_PARTITION else dev.replica
-    pairs = ins.attrs.get("source_target_pairs") or ()
-    src = None
-    sources, targets = set(), set()
-    for p in pairs:
+    pairs = []
+    seen_s: dict = {}
+    seen_t: dict = {}
+    for p in ins.attrs.get("source_target_pairs") or ():
         if len(p) != 2:
             raise error_at(ins, f"collective-permute: source_target_pairs must be pairs, got {list(p)}")
         s, t = int(p[0]), int(p[1])
@@ -515,20 +519,28 @@ def _permute(ins, ctx, result_shapes):
             if not 0 <= x < n:
                 raise error_at(ins, f"collective-permute: id {x} is out of range: there are {n} "
                                     f"{'partitions' if mode == CROSS_PARTITION else 'replicas'}")
-        if s in sources or t in targets:
-            raise error_at(ins, f"collective-permute: {'source' if s in sources else 'target'} "
-                                f"{s if s in sources else t} appears twice in source_target_pairs")
-        sources.add(s)
-        targets.add(t)
-        if t == my:
-            src = s
+        for what, x, seen in (("source", s, seen_s), ("target", t, seen_t)):
+            seen[x] = seen.get(x, 0) + 1
+            if seen[x] > max_seen:
+                times = "more than once" if max_seen == 1 else f"more than {max_seen} times"
+                raise error_at(ins, f"collective-permute: {what} {x} appears {times} in source_target_pairs")
+        pairs.append((s, t))
     if mode == CROSS_PARTITION:
         parts = tuple(dev.replica * dev.num_partitions + p for p in range(n))
     else:
         parts = tuple(r * dev.num_partitions + dev.partition for r in range(n))
+    return dev, my, parts, pairs
+
+
+def _permute(ins, ctx, result_shapes):
+    if is_in_place_permute(ins, ctx):
+        return _permute_in_place(ins, ctx)
+    dev, my, parts, pairs = _permute_setup(ins, ctx)
+    src = next((s for s, t in pairs if t == my), None)
+    ends = {x for p in pairs for x in p}
     zeros = [zero_value(s) for s in result_shapes]
     # only the devices that take part in some pair need to meet
-    involved = tuple(p for k, p in enumerate(parts) if k in sources or k in targets)
+    involved = tuple(p for k, p in enumerate(parts) if k in ends)
 
     def compute(*xs):
         if dev.id not in involved:
@@ -537,6 +549,124 @@ def _permute(ins, ctx, result_shapes):
         if src is None:
             return tuple(z.copy() for z in zeros)
         return tuple(vals[involved.index(parts[src])])
+    return compute
+
+
+def is_in_place_permute(ins, ctx=None) -> bool:
+    """XLA's in-place form: collective-permute(input, output, input_offsets, output_offsets),
+    slice_sizes={...} (HloCollectivePermuteInstruction's 4-operand constructor, hlo_instructions.cc)."""
+    return ins.attrs.get("slice_sizes") is not None or len(ins.operands) == 4 and \
+        isinstance(_operand_shape(ins, 2, ctx), ir.TupleShape)
+
+
+def _operand_shape(ins, k, ctx=None):
+    if ctx is None:
+        return None
+    shapes = ctx.operand_shapes(ins)
+    return shapes[k] if k < len(shapes) else None
+
+
+def _offset_sets(ins, off, nbuf, tuple_bufs, what):
+    """The offsets operand as [buffer][slice] -> tuple of ints; and the number of slices K.
+    Forms (hlo_verifier.cc, CheckBufferOffset): per buffer, a tuple of rank scalars (one slice) or a
+    tuple of such tuples (K slices); for tuple buffers, a tuple of those, one per buffer."""
+    per_buf = list(off) if tuple_bufs else [off]
+    if not isinstance(off, tuple) or len(per_buf) != nbuf:
+        raise error_at(ins, f"collective-permute: the {what} offsets must be a tuple with one entry per buffer")
+    out = []
+    for b in per_buf:
+        if not isinstance(b, tuple):
+            raise error_at(ins, f"collective-permute: the {what} offsets of a buffer must be a tuple")
+        if b and all(isinstance(e, tuple) for e in b):
+            out.append([tuple(int(np.asarray(v)) for v in e) for e in b])
+        elif all(not isinstance(e, tuple) for e in b):
+            out.append([tuple(int(np.asarray(v)) for v in b)])
+        else:
+            raise error_at(ins, f"collective-permute: the {what} offsets must be a tuple of scalars or a tuple "
+                                f"of tuples, not a mix")
+    return out
+
+
+def _in_place_slices(ins, ctx):
+    """K, the number of slices (1, or the length of the offsets' tuple of tuples), from the operand shape."""
+    s = _operand_shape(ins, 2, ctx)
+    if s is None:
+        return 1
+    if isinstance(_operand_shape(ins, 0, ctx), ir.TupleShape) and isinstance(s, ir.TupleShape) and s.elements:
+        s = s.elements[0]
+    if isinstance(s, ir.TupleShape) and s.elements and isinstance(s.elements[0], ir.TupleShape):
+        return len(s.elements)
+    return 1
+
+
+def _permute_in_place(ins, ctx):
+    """collective-permute(input, output, input_offsets, output_offsets), slice_sizes={...}: every target
+    gets its own `output` buffer (a copy) in which, for each pair (s, t), the slice of s's `input` at
+    s's input offsets, of the slice size, is written at the output offsets.
+
+    From XLA's sources (no XLA backend in this jaxlib runs this form; XLA:CPU's StableHLO round trip
+    refuses it): operand order and slice_sizes from HloCollectivePermuteInstruction's in-place
+    constructor (hlo_instructions.cc); the offset forms and the rule that an id may be a source (and a
+    target) as many times as there are slices from hlo_verifier.cc (CheckInplaceCollectivePermute,
+    CheckBufferOffset, CheckDuplicatedSourceOrTarget); tuple buffers take slice_sizes buffer-major
+    (entry b*K + k), as XLA's parser tests write them.  With K slices the pairs fall into K consecutive
+    equal groups, group k moving slice k (the only reading under which XLA's multi-slice test modules
+    write each output region once).  Offsets are the values on each device: the sender's input
+    offsets; the output offsets must agree between sender and receiver (whose apply is not pinned down
+    by XLA's sources: a disagreement is refused).  A slice outside its buffer is an error (XLA's
+    sources do not say whether it clamps)."""
+    if len(ins.operands) != 4:
+        raise error_at(ins, f"the in-place collective-permute takes 4 operands (input, output, input offsets, "
+                            f"output offsets), got {len(ins.operands)}")
+    K = _in_place_slices(ins, ctx)
+    dev, my, parts, pairs = _permute_setup(ins, ctx, max_seen=K)
+    if len(pairs) % K:
+        raise error_at(ins, f"collective-permute: {len(pairs)} source_target_pairs do not fall into {K} equal "
+                            f"groups (one per slice)")
+    per = len(pairs) // K if K else 0
+    sizes_attr = [tuple(int(v) for v in s) for s in (ins.attrs.get("slice_sizes") or ())]
+    tuple_bufs = isinstance(_operand_shape(ins, 0, ctx), ir.TupleShape)
+    incoming = [(k // per if per else 0, s) for k, (s, t) in enumerate(pairs) if t == my]
+    ends = {x for p in pairs for x in p}
+    involved = tuple(p for k, p in enumerate(parts) if k in ends)
+
+    def compute(inp, out, in_off, out_off):
+        bufs_in = list(inp) if tuple_bufs else [inp]
+        bufs_out = list(out) if tuple_bufs else [out]
+        nbuf = len(bufs_out)
+        if len(bufs_in) != nbuf:
+            raise error_at(ins, f"collective-permute: {len(bufs_in)} input buffer(s) but {nbuf} output buffer(s)")
+        ioff = _offset_sets(ins, in_off, nbuf, tuple_bufs, "input")
+        ooff = _offset_sets(ins, out_off, nbuf, tuple_bufs, "output")
+        if len(sizes_attr) != nbuf * K:
+            raise error_at(ins, f"collective-permute: slice_sizes has {len(sizes_attr)} entries; {nbuf} buffer(s) "
+                                f"x {K} slice(s) need {nbuf * K}")
+        for b in range(nbuf):
+            for offs, what in ((ioff[b], "input"), (ooff[b], "output")):
+                if len(offs) != K:
+                    raise error_at(ins, f"collective-permute: buffer {b} has {len(offs)} {what} offset set(s), "
+                                        f"expected {K}")
+        results = [np.array(o, copy=True) for o in bufs_out]
+        if dev.id not in involved:
+            return results
+        vals = _exchange(ins, dev, involved, (bufs_in, ioff, ooff))
+        for k, s in incoming:
+            s_in, s_ioff, s_ooff = vals[involved.index(parts[s])]
+            for b in range(nbuf):
+                size = sizes_attr[b * K + k]
+                src, dst = s_in[b], results[b]
+                lo_in, lo_out = s_ioff[b][k], ooff[b][k]
+                if s_ooff[b][k] != lo_out:
+                    raise unsupported(ins, f"output offsets that differ between sender {s} {list(s_ooff[b][k])} "
+                                           f"and receiver {my} {list(lo_out)} (XLA's sources do not say whose apply)")
+                for arr, lo, what in ((src, lo_in, "input"), (dst, lo_out, "output")):
+                    if len(lo) != arr.ndim or len(size) != arr.ndim or any(
+                            o < 0 or z < 0 or o + z > n for o, z, n in zip(lo, size, arr.shape)):
+                        raise error_at(ins, f"collective-permute: the slice of size {list(size)} at {what} offsets "
+                                            f"{list(lo)} does not fit the {what} buffer {list(arr.shape)}")
+                piece = src[tuple(slice(o, o + z) for o, z in zip(lo_in, size))]
+                dst[tuple(slice(o, o + z) for o, z in zip(lo_out, size))] = piece.astype(dst.dtype, copy=False)
+        return results
     return compute
 
 
@@ -561,9 +691,11 @@ def _k_collective_permute_start(ins, ctx):
     compute = _permute(ins, ctx, _leaves_shapes(res))
     ctx_vals = tuple(zero_value(c) for c in s.elements[2:])
 
+    first = (lambda xs: xs[0]) if is_in_place_permute(ins, ctx) else (lambda xs: tuple(xs) if len(xs) != 1 else xs[0])
+
     def run(*xs):
         outs = compute(*xs)
-        return ((tuple(xs) if len(xs) != 1 else xs[0]), (tuple(outs) if tuple_out else outs[0])) + ctx_vals
+        return (first(xs), (tuple(outs) if tuple_out else outs[0])) + ctx_vals
     return run
 
 
@@ -625,6 +757,32 @@ def _k_ragged_all_to_all(ins, ctx):
                                         f"{src} fall outside the output's {res.shape[0]}")
                 res[at:at + want] = data
         return res
+    return run
+
+
+@kernel("collective-reduce")
+def _k_collective_reduce(ins, ctx):
+    """collective-reduce: a reduce to one device (NCCL's ncclReduce), from XLA's sources
+    (xla/backends/gpu/runtime/collective_reduce_thunk.h/.cc, CollectiveReduceThunk): the operands of
+    the group's participants are reduced with `to_apply` (the all-reduce combiner here) and the result
+    is written only to the root, rank 0 of the replica group (its first participant).  The other
+    participants' results are not written by XLA (unspecified): zeros here.  Groups and modes as
+    all-reduce.  The dynamic-root form (has_dynamic_root, a trailing s32 operand of roots) is not in
+    this parser's schema."""
+    dev = _device(ctx)
+    parts = participants(ins, dev, group_mode(ins, has_global_flag=False))
+    combine = make_combiner(ins, ctx)
+    tuple_out = isinstance(ins.shape, ir.TupleShape)
+    zeros = [zero_value(sh) for sh in _leaves_shapes(ins.shape)]
+    is_root = dev.id == parts[0]
+
+    def run(*xs):
+        vals = _exchange(ins, dev, parts, xs)
+        if is_root:
+            outs = tuple(combine([v[k] for v in vals]) for k in range(len(xs)))
+        else:
+            outs = tuple(z.copy() for z in zeros)
+        return outs if tuple_out else outs[0]
     return run
 
 

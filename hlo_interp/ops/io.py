@@ -10,6 +10,15 @@ infeed / outfeed read and write process-wide queues that the caller fills and em
 `--infeed FILE.npz` and `--outfeed FILE.npz`):
     infeed(token) -> (data, token)        each array leaf of data consumes the next queued array
     outfeed(data, token) -> token         each array leaf of data is appended to the outfeed list
+
+send / recv with is_host_transfer=true talk to the host, per channel_id, through two process-wide
+tables the caller fills and empties (like infeed/outfeed; files: load_host_recv / save_host_sends,
+keys `ch<channel_id>_<k>`):
+    send(data, token), is_host_transfer=true   each array leaf of data is appended to the channel's
+                                               list of sent arrays (take_host_sends())
+    recv-done(recv), is_host_transfer=true     each array leaf of the received data takes the next
+                                               array queued for the channel (set_host_recv())
+One device only: a multi-device run refuses host transfers (whose device sent what is not kept).
 """
 from __future__ import annotations
 
@@ -21,7 +30,16 @@ import numpy as np
 from .. import ir
 from .registry import TOKEN, error_at, kernel, unsupported
 
-__all__ = ["infeed_remaining", "set_infeed", "take_outfeed"]
+__all__ = [
+    "host_recv_remaining",
+    "infeed_remaining",
+    "load_host_recv",
+    "save_host_sends",
+    "set_host_recv",
+    "set_infeed",
+    "take_host_sends",
+    "take_outfeed",
+]
 
 _INFEED: deque = deque()
 _OUTFEED: list = []
@@ -46,6 +64,82 @@ def take_outfeed() -> list:
     out = list(_OUTFEED)
     _OUTFEED.clear()
     return out
+
+
+_HOST_RECV: dict = {}   # channel_id -> deque of arrays the host sends to the program
+_HOST_SENT: dict = {}   # channel_id -> list of arrays the program sent to the host
+
+
+def set_host_recv(values: dict) -> None:
+    """Replace the host-to-device queues: {channel_id: [arrays, consumed in order]}."""
+    _HOST_RECV.clear()
+    for cid, arrays in values.items():
+        _HOST_RECV[int(cid)] = deque(arrays)
+
+
+def host_recv_remaining() -> dict:
+    """{channel_id: arrays not yet received}."""
+    return {cid: len(q) for cid, q in _HOST_RECV.items() if q}
+
+
+def take_host_sends() -> dict:
+    """{channel_id: [arrays sent to the host, in order]} since the last call, emptying the table."""
+    out = {cid: list(v) for cid, v in _HOST_SENT.items() if v}
+    _HOST_SENT.clear()
+    return out
+
+
+def _host_key(key: str):
+    import re
+    m = re.fullmatch(r"ch(\d+)_(\d+)", key)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def load_host_recv(path) -> dict:
+    """Read a .npz of host-to-device arrays (keys `ch<channel_id>_<k>`, k = 0, 1, ... in order) and
+    install it with set_host_recv; returns the {channel_id: [arrays]} installed.  ValueError on other
+    keys or a gap in k."""
+    with np.load(path, allow_pickle=False) as z:
+        items = {}
+        for key in z.files:
+            ck = _host_key(key)
+            if ck is None:
+                raise ValueError(f"{path}: key {key!r} is not ch<channel_id>_<k>")
+            items[ck] = z[key]
+    values: dict = {}
+    for (cid, k) in sorted(items):
+        lst = values.setdefault(cid, [])
+        if k != len(lst):
+            raise ValueError(f"{path}: channel {cid} has no array ch{cid}_{len(lst)}")
+        lst.append(items[(cid, k)])
+    set_host_recv(values)
+    return values
+
+
+def save_host_sends(path, sends: dict) -> None:
+    """Write {channel_id: [arrays]} (take_host_sends()) as a .npz with keys `ch<channel_id>_<k>`,
+    atomically (a temporary file in the same directory, then os.replace)."""
+    import os
+    import tempfile
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".host_sends.", suffix=".npz", dir=d)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, **{f"ch{cid}_{k}": np.asarray(a) for cid, arrs in sends.items()
+                           for k, a in enumerate(arrs)})
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _single_device(ins, ctx) -> None:
+    dev = getattr(ctx, "device", None)
+    if dev is not None and getattr(dev, "num_replicas", 1) * getattr(dev, "num_partitions", 1) > 1:
+        raise unsupported(ins, "host transfers (is_host_transfer=true) in a multi-device run")
 
 
 def _leaves(shape: ir.Shape) -> list:
@@ -75,17 +169,18 @@ def _check_static(ins, shape) -> None:
 # --------------------------------------------------------------------------------------------------
 # infeed / outfeed
 
-def _conform(ins, value, shape: ir.ArrayShape, k: int) -> np.ndarray:
+def _conform(ins, value, shape: ir.ArrayShape, k: int, what: str = "") -> np.ndarray:
+    what = what or f"infeed value in{k}"
     a = np.asarray(value)
     if a.shape != tuple(shape.dims):
-        raise error_at(ins, f"infeed value in{k} has shape {list(a.shape)}, the infeed expects "
+        raise error_at(ins, f"{what} has shape {list(a.shape)}, the {ins.opcode} expects "
                             f"{shape.element_type.name}{list(shape.dims)}")
     dt = shape.element_type.dtype
     if a.dtype != dt:
         ok = (np.can_cast(a.dtype, dt, casting="same_kind") or a.dtype.itemsize == np.dtype(dt).itemsize
               and a.dtype.kind in "fV" and np.dtype(dt).kind in "fV")
         if not ok:
-            raise error_at(ins, f"infeed value in{k} has element type {a.dtype}, the infeed expects "
+            raise error_at(ins, f"{what} has element type {a.dtype}, the {ins.opcode} expects "
                                 f"{shape.element_type.name}")
         a = a.astype(dt)
     return a
@@ -157,7 +252,7 @@ def _channel_id(ins) -> Any:
 @kernel("send")
 def _send(ins, ctx):
     if ins.attrs.get("is_host_transfer"):
-        raise unsupported(ins, "send to the host (is_host_transfer=true)")
+        return _host_send(ins, ctx)
     cid = _channel_id(ins)
     queue = _channels(ctx).setdefault(cid, deque())
 
@@ -177,7 +272,7 @@ def _send_done(ins, ctx):
 @kernel("recv")
 def _recv(ins, ctx):
     if ins.attrs.get("is_host_transfer"):
-        raise unsupported(ins, "recv from the host (is_host_transfer=true)")
+        _single_device(ins, ctx)
     shape = ins.shape
     if not (isinstance(shape, ir.TupleShape) and len(shape.elements) == 3):
         raise error_at(ins, "recv must produce a (data, u32[], token) tuple")
@@ -193,7 +288,7 @@ def _recv(ins, ctx):
 def _recv_done(ins, ctx):
     cid = _channel_id(ins)
     if ins.attrs.get("is_host_transfer"):
-        raise unsupported(ins, "recv from the host (is_host_transfer=true)")
+        return _host_recv_done(ins, ctx)
     queue = _channels(ctx).setdefault(cid, deque())
 
     def run(r):
@@ -201,6 +296,56 @@ def _recv_done(ins, ctx):
             raise error_at(ins, f"recv-done: nothing was sent on channel {cid} (a send with "
                                 f"channel_id={cid} must run before this recv-done)")
         return (queue.popleft(), TOKEN)
+    return run
+
+
+def _host_send(ins, ctx):
+    _single_device(ins, ctx)
+    cid = _channel_id(ins)
+    if cid is None:
+        raise error_at(ins, "send to the host needs a channel_id")
+    operands = ctx.operand_shapes(ins)
+    if len(operands) != 2:
+        raise error_at(ins, "send takes (data, token)")
+    _check_static(ins, operands[0])
+
+    def flatten(v, out):
+        if isinstance(v, tuple):
+            for e in v:
+                flatten(e, out)
+        elif v is not TOKEN:
+            out.append(np.array(v, copy=True))
+
+    def run(data, token):
+        flatten(data, _HOST_SENT.setdefault(int(cid), []))
+        return (data, np.uint32(0), TOKEN)
+    return run
+
+
+def _host_recv_done(ins, ctx):
+    _single_device(ins, ctx)
+    cid = _channel_id(ins)
+    if cid is None:
+        raise error_at(ins, "recv-done from the host needs a channel_id")
+    shape = ins.shape
+    if not (isinstance(shape, ir.TupleShape) and len(shape.elements) == 2):
+        raise error_at(ins, "recv-done must produce a (data, token) tuple")
+    data_shape = shape.elements[0]
+    _check_static(ins, data_shape)
+
+    def build(s):
+        if isinstance(s, ir.TupleShape):
+            return tuple(build(e) for e in s.elements)
+        if not _is_array(s):
+            return TOKEN
+        q = _HOST_RECV.get(int(cid))
+        if not q:
+            raise error_at(ins, f"recv-done: the host sent nothing (more) on channel {cid} (give arrays with "
+                                f"hlo_interp.ops.io.set_host_recv, or a .npz with keys ch{cid}_0, ch{cid}_1, ...)")
+        return _conform(ins, q.popleft(), s, 0, f"host value on channel {cid}")
+
+    def run(r):
+        return (build(data_shape), TOKEN)
     return run
 
 

@@ -34,9 +34,14 @@ character flags as integers (`{uplo = 76 : ui8}`: 'L').
           iteration fails (NaN input) gets info = 1 and NaN values, as JAX then reports.  With mode N
           the first result (LAPACK leaves a destroyed) is a unchanged.
   geev    (a) -> real: (wr, wi, vl, vr, info); complex: (w, vl, vr, info) (vectors complex, as JAX's
-          FFI returns them): numpy.linalg.eig (LAPACK ?geev).  compute_left=V is refused (LAPACK's left
-          eigenvectors are not reproducible with NumPy); vl is zeros.  The order of the eigenvalues
-          and the phases of the vectors are LAPACK's when NumPy's LAPACK takes the same path.
+          FFI returns them): numpy.linalg.eig (LAPACK ?geev).  compute_left=V: the rows of V^-1,
+          normalized as ?geev does (left_eigenvectors; a matrix whose eigenvectors are not a basis is
+          refused); otherwise vl is zeros.  The order of the eigenvalues and the phases of the vectors
+          are LAPACK's when NumPy's LAPACK takes the same path (real matrices: up to sign).
+  gees    (a) -> real: (t, vs, wr, wi, sdim, info); complex: (t, vs, w, sdim, info): a Schur form
+          a = vs t vs^H (schur(): t quasi-triangular with LAPACK's standardized 2x2 blocks for real
+          matrices); not unique: equal to ?gees's when the eigenvalue order matches, up to the signs
+          of the Schur vectors.
   gesdd / gesvd  (a) -> (a', s, u, vt, info); mode A (full) / S (economy) / N (values only: u, vt
           zero).  numpy.linalg.svd (LAPACK ?gesdd).  a' (destroyed by LAPACK) is a unchanged.  The
           singular values are determined; the vectors' signs/phases may differ from ?gesvd's.
@@ -492,9 +497,6 @@ def _t_geev(ins, ctx):
         if (np.dtype(dt).kind == "c") != name.endswith("_comp"):
             raise error_at(ins, f"custom-call {name}: operand {_shape_str(s)} has the wrong element type")
         left, right = bool(cfg.get("left", False)), bool(cfg.get("right", True))
-    if left:
-        # LAPACK's left eigenvectors (their signs and phases) are not reproducible with NumPy
-        raise unsupported(ins, f"{name} with compute_left='V' (left eigenvectors)")
     real = np.dtype(dt).kind == "f"
     outs = _result_shapes(ins, 5 if real else 4)
     svl, svr, si = outs[-3:]
@@ -505,18 +507,181 @@ def _t_geev(ins, ctx):
         a = np.asarray(a, dt)
         if a.size == 0:
             w, v, info = np.zeros(a.shape[:-1], cdt), np.zeros(a.shape, cdt), np.zeros(a.shape[:-2], np.int32)
-        elif right:
+        elif right or left:
             (w, v), info = _per_matrix(lambda x: tuple(np.linalg.eig(x)), a, [((n,), cdt), ((n, n), cdt)])
         else:
             (w,), info = _per_matrix(lambda x: (np.linalg.eigvals(x),), a, [((n,), cdt)])
             v = np.zeros(a.shape, cdt)
         w = np.asarray(w).astype(cdt, copy=False)
-        vl = np.zeros(tuple(svl.dims), svl.element_type.dtype)
+        if left and a.size:
+            try:
+                u = left_eigenvectors(np.asarray(v).astype(cdt, copy=False))
+            except np.linalg.LinAlgError:
+                raise unsupported(ins, f"{name}: left eigenvectors of a defective matrix (its eigenvectors do not "
+                                       f"form a basis)") from None
+            vl = u.astype(svl.element_type.dtype, copy=False).reshape(tuple(svl.dims))
+        else:
+            vl = np.zeros(tuple(svl.dims), svl.element_type.dtype)
+        if not right:
+            v = np.zeros(a.shape, cdt)
         vr = np.asarray(v).astype(svr.element_type.dtype, copy=False).reshape(tuple(svr.dims))
         info = info.astype(si.element_type.dtype).reshape(tuple(si.dims))
         if real:
             return (w.real.astype(dt), w.imag.astype(dt), vl, vr, info)
         return (w.astype(dt), vl, vr, info)
+    return run
+
+
+def left_eigenvectors(v: np.ndarray) -> np.ndarray:
+    """LAPACK ?geev's left eigenvectors from the right ones: the rows of V^-1 are the left eigenvectors
+    (u_j^H A = lambda_j u_j^H, paired with the same eigenvalue), normalized as ?geev does: unit
+    Euclidean norm, the component of largest modulus (the first such) made real and positive.  For
+    complex matrices that fixes LAPACK's vectors (up to rounding); for real ones LAPACK may flip a
+    vector's sign.  NaN where the eigenvectors do not form a basis (LinAlgError)."""
+    n = v.shape[-1]
+    eye = np.broadcast_to(np.eye(n, dtype=v.dtype), v.shape)
+    with np.errstate(all="ignore"):
+        cond = np.linalg.cond(v) if v.size else np.zeros(v.shape[:-2])
+        if not np.all(np.isfinite(cond)) or np.any(cond * np.finfo(v.real.dtype).eps > 1e-3):
+            raise np.linalg.LinAlgError("ill-conditioned eigenvector basis")
+        u = np.conj(np.swapaxes(np.linalg.solve(v, eye), -1, -2))
+        u = u / np.linalg.norm(u, axis=-2, keepdims=True)
+        mag = np.abs(u) ** 2
+        k = np.argmax(mag, axis=-2)[..., None, :]
+        top = np.take_along_axis(u, k, axis=-2)
+        u = u * (np.conj(top) / np.abs(top))
+        fixed = np.take_along_axis(u, k, axis=-2)
+        np.put_along_axis(u, k, fixed.real.astype(u.dtype), axis=-2)
+    return u
+
+# --------------------------------------------------------------------------------------------------
+# gees (Schur decomposition)
+
+def _null_vector(m: np.ndarray) -> np.ndarray:
+    """The unit vector m maps closest to zero (the last right singular vector): an eigenvector of S
+    when m = S - lambda I, accurate even when lambda is defective."""
+    _, _, vh = np.linalg.svd(m)
+    return np.conj(vh[-1])
+
+
+def _standardize_2x2(t: np.ndarray, z: np.ndarray, k: int) -> None:
+    """Rotate rows/columns k, k+1 of t (and columns of z) so the 2x2 block t[k:k+2, k:k+2] has equal
+    diagonal entries (LAPACK's standard form of a complex-conjugate pair: [[a, b], [c, a]], b*c < 0)."""
+    a, b, c, d = t[k, k], t[k, k + 1], t[k + 1, k], t[k + 1, k + 1]
+    theta = 0.5 * np.arctan2(d - a, b + c)
+    cs, sn = np.cos(theta), np.sin(theta)
+    r = np.array([[cs, -sn], [sn, cs]], t.dtype)
+    t[k:k + 2, :] = r.T @ t[k:k + 2, :]
+    t[:, k:k + 2] = t[:, k:k + 2] @ r
+    z[:, k:k + 2] = z[:, k:k + 2] @ r
+    m = 0.5 * (t[k, k] + t[k + 1, k + 1])
+    t[k, k] = t[k + 1, k + 1] = m
+
+
+def schur(a: np.ndarray, real: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Schur decomposition a = z t z^H of one square matrix: (t, z, eigenvalues in t's diagonal order).
+    Complex: t upper triangular.  Real (real=True): t quasi upper triangular, 1x1 blocks for real
+    eigenvalues and standardized 2x2 blocks [[a, b], [c, a]] (b*c < 0) for complex-conjugate pairs,
+    (a + i sqrt(-b c)) first, as ?gees returns them.  Made by deflation in the order of
+    numpy.linalg.eigvals (LAPACK ?geev's, usually ?gees's own): at each step an eigenvector of the
+    trailing block (the last singular vector of S - lambda I, so defective eigenvalues are fine) or,
+    for a complex pair, the real 2-dimensional invariant subspace [Re x, Im x] is rotated to the front
+    by an orthogonal (unitary) Householder factor."""
+    n = a.shape[-1]
+    wdt = a.dtype if a.dtype.kind == "c" else np.result_type(a.dtype, np.complex64)
+    t = np.array(a, dtype=a.dtype if real else wdt, copy=True)
+    z = np.eye(n, dtype=t.dtype)
+    if n == 0:
+        return t, z, np.zeros(0, wdt)
+    if not np.all(np.isfinite(t)):
+        raise np.linalg.LinAlgError("non-finite matrix")
+    target = list(np.linalg.eigvals(a))
+    k = 0
+    while k < n:
+        sub = t[k:, k:]
+        m = n - k
+        lam_all = np.linalg.eigvals(sub) if m > 1 else np.array([sub[0, 0]], wdt)
+        want = target[k] if k < len(target) else lam_all[0]
+        lam = lam_all[np.argmin(np.abs(lam_all - want))]
+        pair = real and m > 1 and lam.imag != 0 and abs(lam.imag) > 8 * np.finfo(t.real.dtype).eps * max(1.0, abs(lam))
+        if m == 1:
+            break
+        if not pair:
+            if real:
+                lam = lam.real
+            x = _null_vector(sub - lam * np.eye(m, dtype=sub.dtype))
+            basis = x[:, None].astype(t.dtype) if not real else np.real(x)[:, None].astype(t.dtype)
+            width = 1
+        else:
+            if lam.imag < 0:
+                lam = np.conj(lam)
+            x = _null_vector(sub.astype(wdt) - lam * np.eye(m, dtype=wdt))
+            basis = np.stack([x.real, x.imag], axis=1).astype(t.dtype)
+            width = 2
+        q, _ = np.linalg.qr(basis, mode="complete")
+        t[k:, :] = np.conj(q.T) @ t[k:, :]
+        t[:, k:] = t[:, k:] @ q
+        z[:, k:] = z[:, k:] @ q
+        t[k + width:, k:k + width] = 0
+        if width == 2:
+            _standardize_2x2(t, z, k)
+        k += width
+    # eigenvalues from t's diagonal (blocks)
+    w = np.zeros(n, wdt)
+    k = 0
+    while k < n:
+        if real and k + 1 < n and t[k + 1, k] != 0:
+            a_, b_, c_ = t[k, k], t[k, k + 1], t[k + 1, k]
+            im = np.sqrt(abs(b_)) * np.sqrt(abs(c_))
+            w[k], w[k + 1] = a_ + 1j * im, a_ - 1j * im
+            k += 2
+        else:
+            w[k] = t[k, k]
+            k += 1
+    return t, z, w
+
+
+@target(*_names("gees"))
+def _t_gees(ins, ctx):
+    """lapack_?gees_ffi (a) -> real: (t, vs, wr, wi, sdim, info); complex: (t, vs, w, sdim, info);
+    backend_config mode V (Schur vectors) / N, sort N (sort S, with a selection function, is refused:
+    JAX never emits it).  See schur(): a Schur form is not unique; ours equals ?gees's when the
+    eigenvalue order matches and up to the signs (phases) of the Schur vectors."""
+    (s,) = ctx.operand_shapes(ins)
+    dt = _check_matrix(ins, s, "the operand", square=True)
+    cfg = backend_config_dict(ins)
+    vectors = _flag(ins, cfg, "mode", "VN", "V") == "V"
+    _flag(ins, cfg, "sort", "N", "N")
+    real = np.dtype(dt).kind == "f"
+    outs = _result_shapes(ins, 6 if real else 5)
+    si, sinfo = outs[-2], outs[-1]
+    n = s.dims[-1]
+
+    def run(a):
+        a = np.asarray(a, dt)
+        batch = a.shape[:-2]
+        flat = a.reshape((int(np.prod(batch, dtype=np.int64)), n, n))
+        T = np.empty_like(flat)
+        Z = np.zeros_like(flat)
+        W = np.zeros((flat.shape[0], n), np.result_type(dt, np.complex64))
+        info = np.zeros(flat.shape[0], np.int32)
+        for i in range(flat.shape[0]):
+            try:
+                with np.errstate(all="ignore"):
+                    t, z, w = schur(flat[i], real)
+                T[i], W[i] = t.astype(dt, copy=False), w
+                if vectors:
+                    Z[i] = z.astype(dt, copy=False)
+            except np.linalg.LinAlgError:
+                T[i], W[i], info[i] = np.nan, np.nan, 1
+                if vectors:
+                    Z[i] = np.nan
+        T, Z, W = T.reshape(a.shape), Z.reshape(a.shape), W.reshape(batch + (n,))
+        sdim = np.zeros(tuple(si.dims), si.element_type.dtype)
+        inf = info.reshape(batch).astype(sinfo.element_type.dtype).reshape(tuple(sinfo.dims))
+        if real:
+            return (T, Z, W.real.astype(dt), W.imag.astype(dt), sdim, inf)
+        return (T, Z, W.astype(dt), sdim, inf)
     return run
 
 

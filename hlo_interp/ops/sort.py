@@ -27,7 +27,10 @@ non-elementwise opcodes) is called once per comparison (functools.cmp_to_key, ro
 
 topk(x), k, largest (default true): the k largest (smallest) along the last dimension in XLA's total
 order for floats (+NaN largest, -NaN smallest, -0 < +0), the lower index first among equal values.
-topk with a comparator (to_apply) is not supported (reported as such).
+topk(x), k, to_apply=comparator: the comparator alone orders (comp(a, b) true: a before b): a stable
+sort by it, the first k, so elements it does not order keep the lower index first (XLA's TopK
+decomposition; the custom-call TopK of non-f32 types shares the code).  largest=false together with a
+comparator is refused (which of the two decides is not pinned down).
 """
 from __future__ import annotations
 
@@ -319,6 +322,33 @@ def merge_sort_order(cols: Sequence[np.ndarray], less: Callable) -> np.ndarray:
     return perm
 
 
+def tournament_topk_order(cols: Sequence[np.ndarray], less: Callable, k: int) -> np.ndarray:
+    """The first k positions [R, k] of a stable sort of rows [R, m] by `less`, without sorting: k rounds
+    of a knockout tournament (log2(m) vectorized `less` calls per round, m comparisons in all), the
+    right player winning only when it strictly precedes the left one, so each round's winner is the
+    lowest index among the elements nothing precedes -- the next element of the stable order for a
+    strict weak order.  Winners leave the game."""
+    R, m = cols[0].shape
+    rows = np.arange(R)[:, None]
+    alive = np.ones((R, m), dtype=bool)
+    out = np.empty((R, k), dtype=np.int64)
+    base = np.broadcast_to(np.arange(m, dtype=np.int64), (R, m))
+    for r in range(k):
+        idx, ok = base, alive
+        while idx.shape[1] > 1:
+            if idx.shape[1] % 2:
+                idx = np.concatenate([idx, idx[:, :1]], axis=1)
+                ok = np.concatenate([ok, np.zeros((R, 1), dtype=bool)], axis=1)
+            li, ri, lo, ro = idx[:, 0::2], idx[:, 1::2], ok[:, 0::2], ok[:, 1::2]
+            before = np.asarray(less([c[rows, ri] for c in cols], [c[rows, li] for c in cols]), dtype=bool)
+            right = ro & (~lo | np.broadcast_to(before, ro.shape))
+            idx, ok = np.where(right, ri, li), lo | ro
+        out[:, r] = idx[:, 0]
+        alive = alive.copy() if r == 0 else alive
+        alive[np.arange(R), idx[:, 0]] = False
+    return out
+
+
 def sort_arrays(xs: Sequence[np.ndarray], dim: int, order_fn: Callable) -> tuple:
     """Sort every 1-D slice along `dim` of all operands together; order_fn(flat rows [R, m] per operand)
     returns the permutation [R, m]."""
@@ -453,16 +483,81 @@ def topk(x: np.ndarray, k: int, largest: bool = True):
     return vals, order.astype(np.int32)
 
 
+def comparator_topk(ins, ctx, comp_name: str, k: int, idx_dtype, what: str = "topk"):
+    """run(x) -> (values, indices): the first k along the last dimension of a stable sort by the
+    comparator (XLA's TopK decomposition, xla/service/topk_rewriter.cc TopkDecomposer: sort of
+    (values, iota) by the comparator, then a slice), so among elements the comparator does not order
+    the lower index comes first.  The comparator takes 2 parameters (values) or 4 (values, s32
+    indices).  Recognized comparators run as one NumPy argsort (ComparatorSort's fast path); other
+    comparators that run on arrays, with k <= 64 and the dimension > 16 k, pick the k by a
+    tournament (tournament_topk_order) instead of a full sort."""
+    comp = ctx.computation(comp_name, ins)
+    nparams = sum(1 for i in comp.instructions if i.opcode == "parameter")
+    if nparams not in (2, 4):
+        raise error_at(ins, f"{what}: the comparator {comp_name} has {nparams} parameters (2 or 4 expected)")
+    sorter = ComparatorSort(ctx, comp_name, nparams // 2, ins)
+
+    def order(flat):
+        if sorter.recog is not None:
+            try:
+                return sorter.key_order(flat)
+            except Exception:  # noqa: BLE001 - as ComparatorSort: the next path
+                sorter.recog = None
+        if sorter.vc is not None:
+            try:
+                return sorter.general_order(flat)
+            except Exception:  # noqa: BLE001
+                sorter.vc = None
+        return sorter.scalar_order(flat)
+
+    def tournament(x, iota):
+        m = x.shape[-1]
+        flat = [np.ascontiguousarray(a).reshape(-1, m) for a in ([x, iota] if nparams == 4 else [x])]
+        perm = tournament_topk_order(flat, sorter.less_vec, k)
+        rows = np.arange(perm.shape[0])[:, None]
+        shape = x.shape[:-1] + (k,)
+        return flat[0][rows, perm].reshape(shape), perm.reshape(shape)
+
+    def run(x):
+        x = np.asarray(x)
+        last = x.ndim - 1
+        iota = np.broadcast_to(np.arange(x.shape[-1], dtype=np.int32), x.shape)
+        if sorter.recog is None and sorter.vc is not None and 0 < k <= 64 and x.shape[-1] > 16 * k:
+            try:  # a comparator evaluated on arrays, few of many: a tournament instead of a full sort
+                v, i = tournament(x, iota)
+                return (np.ascontiguousarray(v), np.ascontiguousarray(i).astype(idx_dtype))
+            except Exception:  # noqa: BLE001 - the comparator refused arrays: the sort's own paths
+                sorter.vc = None
+        if nparams == 4:
+            v, i = sorter([x, iota], last)
+        else:
+            v, i = sort_arrays([x, iota], last, lambda flat: order(flat[:1]))
+        return (np.ascontiguousarray(v[..., :k]), np.ascontiguousarray(i[..., :k]).astype(idx_dtype))
+    return run
+
+
 @kernel("topk")
 def _k_topk(ins, ctx):
     k = int(ins.attrs["k"])
     largest = ins.attrs.get("largest")
     largest = True if largest is None else bool(largest)
-    if ins.attrs.get("to_apply") is not None:
-        raise unsupported(ins, "topk with a comparator (to_apply)")
     idx_dtype = None
     if ins.shape is not None and ins.shape.is_tuple and len(ins.shape.elements) == 2:
         idx_dtype = ins.shape.elements[1].element_type.dtype
+    cmp_name = ins.attrs.get("to_apply")
+    if cmp_name is not None:
+        if ins.attrs.get("largest") is False:
+            # the comparator alone orders; which of the two would win is not pinned down anywhere
+            raise unsupported(ins, "topk with both largest=false and a comparator (to_apply)")
+        by_cmp = comparator_topk(ins, ctx, cmp_name, k, idx_dtype or np.int32)
+
+        def run_cmp(x):
+            if np.ndim(x) < 1:
+                raise error_at(ins, "topk needs an operand of rank >= 1")
+            if not 0 <= k <= np.shape(x)[-1]:
+                raise error_at(ins, f"topk k={k} exceeds the last dimension ({np.shape(x)[-1]})")
+            return by_cmp(x)
+        return run_cmp
 
     def run(x):
         if np.ndim(x) < 1:
