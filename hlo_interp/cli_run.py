@@ -1,8 +1,9 @@
 """`hlo-run`: execute an HLO module on NumPy inputs, print, save and compare its results.
 
-Argument handling and presentation only; the work is `hlo_interp.evaluator`.  Exit status: 0 ok, 1 the
-results differ from --compare, 2 usage or input error (including a module that cannot run), 130
-interrupted.  NumPy and rich are imported only when needed, so `--help` and errors stay quick.
+Argument handling and presentation only; the work is `hlo_interp.evaluator` (and `hlo_interp.debug` for
+--trace, --dump-intermediates, --profile and the progress line).  Exit status: 0 ok, 1 the results differ
+from --compare or --trace found a NaN/Inf, 2 usage or input error (including a module that cannot run),
+130 interrupted.  NumPy and rich are imported only when needed, so `--help` and errors stay quick.
 """
 from __future__ import annotations
 
@@ -500,12 +501,31 @@ def _parse_bytes(text: str) -> int:
                    "(one per array leaf infed).")
 @click.option("--outfeed", "outfeed", metavar="OUT.npz", default=None,
               help="Save what the module's outfeed instructions emit, as out0, out1, ... in order.")
+@click.option("--trace", is_flag=True,
+              help="Check every instruction's result for NaN/Inf and stop at the first instruction that "
+                   "produced one (its operands had none): print it, its computation and loop iteration, its "
+                   "source location, its operands and the path from the parameters. Exit 1 when found.")
+@click.option("--trace-range", is_flag=True,
+              help="With --trace: also stop at a convert to f16/bf16/f8 that saturates (reaches the type's "
+                   "largest finite magnitude) or overflows.")
+@click.option("--dump-intermediates", "dump_dir", metavar="DIR", default=None,
+              help="Save every instruction's value as DIR/NNNNN_NAME[_itK][_LEAF].npy with DIR/index.json.")
+@click.option("--only", "only", metavar="REGEX", default=None,
+              help="With --dump-intermediates: only instructions whose name or opcode matches REGEX (whole).")
+@click.option("--dump-max-bytes", metavar="SIZE", default="1G", show_default=True,
+              help="Stop (exit 2) before the dump passes SIZE bytes in total.")
+@click.option("--profile", "profile", is_flag=True,
+              help="Time and bytes per instruction and per opcode: the top 20 as tables, with totals.")
+@click.option("--profile-json", metavar="FILE", default=None, help="Write the whole profile as JSON to FILE.")
+@click.option("--progress/--no-progress", "progress", default=None,
+              help="Live instruction and loop-iteration counts on stderr [default: when stderr is a terminal].")
 @click.option("--time", "show_time", is_flag=True, help="Print parse, build and run times to stderr.")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
 @click.version_option(__version__, "--version", prog_name="hlo-run")
 def main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol, atol, max_bytes,
          max_iterations, fake_constants, keep_denormals, computation, replicas, partitions, same_inputs,
-         show_time, color, infeed=None, outfeed=None):
+         show_time, color, infeed=None, outfeed=None, trace=False, trace_range=False, dump_dir=None,
+         only=None, dump_max_bytes="1G", profile=False, profile_json=None, progress=None):
     """Run an HLO module on NumPy: XLA's results, on any machine.
 
     MODULE is HLO text (what XLA_FLAGS=--xla_dump_to=DIR writes, or jax.jit(f).lower(...).as_text("hlo")),
@@ -522,13 +542,21 @@ def main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol,
 
     \b
     bf16 and f8 results are saved so that np.load (after `import ml_dtypes`) gives their real type.
-    Exit status: 0 ok, 1 results differ from --compare, 2 usage or input error.
+    \b
+    Debugging numbers:
+      hlo-run model.hlo -i args.npz --trace           where does the first NaN/Inf come from?
+      hlo-run model.hlo -i args.npz --dump-intermediates dump/ --only 'dot|fusion.*'
+      hlo-run model.hlo -i args.npz --profile --print none
+
+    Exit status: 0 ok, 1 results differ from --compare or --trace found a NaN/Inf, 2 usage or input error.
     """
     try:
         _setup_feeds(infeed, outfeed)
+        dbg = _DebugOptions(trace or trace_range, trace_range, dump_dir, only, dump_max_bytes, profile,
+                            profile_json, progress)
         status = _main(module, list(inputs), random_inputs, seed, output, print_mode, compare, rtol, atol,
                        max_bytes, max_iterations, fake_constants, computation, show_time, color,
-                       keep_denormals, replicas, partitions, same_inputs)
+                       keep_denormals, replicas, partitions, same_inputs, dbg)
         if outfeed is not None:
             from .ops.io import take_outfeed
             save_results(outfeed, take_outfeed())
@@ -587,9 +615,46 @@ def _setup_feeds(infeed, outfeed) -> None:
     set_infeed(values)
 
 
+class _DebugOptions:
+    """--trace, --dump-intermediates, --profile, --progress (hlo_interp.debug does the work)."""
+
+    def __init__(self, trace=False, trace_range=False, dump_dir=None, only=None, dump_max_bytes="1G",
+                 profile=False, profile_json=None, progress=None):
+        self.trace = trace
+        self.trace_range = trace_range
+        self.dump_dir = dump_dir
+        self.only = only
+        self.dump_max_bytes = _parse_bytes(dump_max_bytes) if isinstance(dump_max_bytes, str) else dump_max_bytes
+        self.profile = profile or profile_json is not None
+        self.profile_json = profile_json
+        self.progress = progress
+        if only is not None and dump_dir is None:
+            raise click.UsageError("--only selects what --dump-intermediates writes: give --dump-intermediates DIR")
+        if only is not None:
+            try:
+                re.compile(only)
+            except re.error as e:
+                raise click.UsageError(f"--only: not a regular expression: {only!r} ({e})") from None
+        if dump_dir is not None and Path(dump_dir).exists() and not Path(dump_dir).is_dir():
+            raise click.UsageError(f"--dump-intermediates: {dump_dir} exists and is not a directory")
+
+    @property
+    def observing(self) -> bool:
+        return bool(self.trace or self.dump_dir is not None or self.profile)
+
+    def wants_progress(self) -> bool:
+        if self.progress is not None:
+            return self.progress
+        try:
+            return sys.stderr.isatty()
+        except (AttributeError, ValueError):
+            return False
+
+
 def _main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol, atol, max_bytes,
           max_iterations, fake_constants, computation, show_time, color, keep_denormals=False,
-          replicas=None, partitions=None, same_inputs=False) -> int:
+          replicas=None, partitions=None, same_inputs=False, dbg: Optional[_DebugOptions] = None) -> int:
+    dbg = dbg if dbg is not None else _DebugOptions()
     if inputs and random_inputs:
         raise click.UsageError("give --inputs or --random-inputs, not both")
     if output is not None and Path(output).suffix.lower() not in (".npz", ".npy"):
@@ -609,20 +674,38 @@ def _main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol
         if v is not None and v < 1:
             raise click.UsageError(f"{flag} must be >= 1")
     from .spmd import is_global_view
-    if is_global_view(mod) and computation is None and replicas is None and partitions is None:
+    global_view = is_global_view(mod) and computation is None and replicas is None and partitions is None
+    r0, p0 = module_device_counts(mod)
+    if dbg.observing and (global_view or (r0 if replicas is None else replicas) *
+                          (p0 if partitions is None else partitions) > 1):
+        raise click.UsageError("--trace, --dump-intermediates and --profile watch a single-device run: give "
+                               "--replicas 1 --partitions 1 (or --computation NAME)")
+    if global_view:
         # shard_map's global view (before optimization): plain global inputs, every device simulated
         return _main_spmd(mod, 1, 1, True, inputs, random_inputs, seed, output, print_mode, compare, rtol,
                           atol, limit, max_iterations, fake_constants, None, show_time, color, keep_denormals,
                           (t0, t1), global_view=True)
-    r0, p0 = module_device_counts(mod)
     n_rep = r0 if replicas is None else replicas
     n_part = p0 if partitions is None else partitions
     if n_rep * n_part > 1:
         return _main_spmd(mod, n_rep, n_part, same_inputs, inputs, random_inputs, seed, output, print_mode,
                           compare, rtol, atol, limit, max_iterations, fake_constants, computation, show_time,
                           color, keep_denormals, (t0, t1))
+    session = observer = None
+    show_progress = dbg.wants_progress()
+    if dbg.observing:
+        from .debug import Session
+        try:
+            session = observer = Session(mod, trace=dbg.trace, trace_range=dbg.trace_range,
+                                         dump_dir=dbg.dump_dir, only=dbg.only,
+                                         dump_max_bytes=dbg.dump_max_bytes, profile=dbg.profile)
+        except OSError as e:
+            raise InputError(f"--dump-intermediates: cannot create {dbg.dump_dir}: {e.strerror or e}") from None
+    elif show_progress:
+        from .debug import ProgressObserver
+        observer = ProgressObserver(mod)
     exe = build(mod, max_bytes=limit, max_iterations=max_iterations, fake_constants=fake_constants,
-                computation=computation, denormals="keep" if keep_denormals else "flush")
+                computation=computation, denormals="keep" if keep_denormals else "flush", observer=observer)
     params = exe.params
     root_shape = exe.entry.root.shape
     if output is not None and Path(output).suffix.lower() == ".npy":
@@ -645,18 +728,98 @@ def _main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol
         from .ops.registry import TOKEN
         args = [TOKEN for _ in params]
     t3 = time.perf_counter()
-    leaves = exe(*args)
+    from .debug import live_progress
+    with live_progress(observer if show_progress else None, color):
+        if session is not None:
+            from .debug import execute
+            session.t_start = time.perf_counter()
+            got = execute(exe, session, args)
+            leaves = got.results
+        else:
+            leaves = exe(*args)
     t4 = time.perf_counter()
-    if output is not None:
-        save_results(output, leaves)
-    print_results(leaves, print_mode, color)
     status = EXIT_OK
-    if compare is not None:
-        status = EXIT_OK if compare_results(leaves, compare, rtol, atol, color) else EXIT_MISMATCH
+    if leaves is not None:
+        if output is not None:
+            save_results(output, leaves)
+        print_results(leaves, print_mode, color)
+        if compare is not None:
+            status = EXIT_OK if compare_results(leaves, compare, rtol, atol, color) else EXIT_MISMATCH
+    if session is not None:
+        status = max(status, _report_debug(got, dbg, color))
     if show_time:
         sys.stderr.write(f"parse {1e3 * (t1 - t0):.1f} ms, build {1e3 * (t2 - t1):.1f} ms, "
                          f"inputs {1e3 * (t3 - t2):.1f} ms, run {1e3 * (t4 - t3):.1f} ms\n")
     return status
+
+
+def _report_debug(got, dbg: _DebugOptions, color: str) -> int:
+    """Print what --trace / --dump-intermediates / --profile found; the exit status so far."""
+    import json
+    status = EXIT_OK
+    if got.profile is not None:
+        print_profile(got.profile, color)
+        if dbg.profile_json is not None:
+            data = (json.dumps(got.profile.to_json(), indent=1) + "\n").encode()
+            _write_atomic_bytes(Path(dbg.profile_json), lambda f: f.write(data))
+    if got.dump is not None:
+        sys.stderr.write(f"hlo-run: dumped {len(got.dump.entries)} value(s), {got.dump.bytes} bytes, to "
+                         f"{got.dump.directory} (index.json)\n")
+    if got.error:
+        _fail(got.error)
+        return EXIT_ERROR
+    if got.trace is not None:
+        if got.trace.found:
+            print_finding(got.trace, color)
+            status = EXIT_MISMATCH
+        else:
+            sys.stderr.write(got.trace.render() + "\n")
+    return status
+
+
+def print_finding(report, color: str) -> None:
+    from rich.markup import escape
+    console = _console(color=color)
+    for k, line in enumerate(report.render().split("\n")):
+        if k == 0:
+            console.print(f"[bold red]{escape(line)}[/bold red]")
+        elif line.startswith("  ") and line[2:3] != " ":
+            head, rest = line[:15], line[15:]
+            console.print(f"[bold]{escape(head)}[/bold]{escape(rest)}")
+        else:
+            console.print(escape(line))
+
+
+def print_profile(prof, color: str, top: int = 20) -> None:
+    """The profile: rich tables on a terminal, plain text otherwise (or with NO_COLOR / --color never)."""
+    plain = color == "never" or (color == "auto" and ("NO_COLOR" in os.environ or not sys.stdout.isatty()))
+    if plain:
+        sys.stdout.write(prof.table(top) + "\n")
+        return
+    from rich.table import Table
+    from .debug import _bytes, _ms
+    console = _console(color=color)
+    tot = prof.total_time or 1e-300
+    console.print(f"[bold]profile[/bold]: {prof.executed} instructions executed, {_ms(prof.total_time)} in "
+                  f"instructions (wall {_ms(prof.wall)}), {_bytes(prof.total_bytes)} allocated")
+    t = Table(title=f"top {top} opcodes by time", title_justify="left")
+    for col, just in (("opcode", "left"), ("instrs", "right"), ("runs", "right"), ("time", "right"),
+                      ("%", "right"), ("bytes", "right")):
+        t.add_column(col, justify=just)
+    for r in prof.by_opcode(top):
+        t.add_row(r["opcode"], str(r["instructions"]), str(r["count"]), _ms(r["seconds"]),
+                  f"{100 * r['seconds'] / tot:.1f}", _bytes(r["bytes"]))
+    t.add_row("[bold]total[/bold]", str(len(prof.rows)), str(prof.executed), _ms(prof.total_time), "100.0",
+              _bytes(prof.total_bytes))
+    console.print(t)
+    t = Table(title=f"top {top} instructions by time", title_justify="left")
+    for col, just in (("computation", "left"), ("instruction", "left"), ("opcode", "left"), ("runs", "right"),
+                      ("time", "right"), ("%", "right"), ("bytes", "right")):
+        t.add_column(col, justify=just, overflow="fold")
+    for r in prof.by_instruction(top):
+        t.add_row(r["computation"], r["name"], r["opcode"], str(r["count"]), _ms(r["seconds"]),
+                  f"{100 * r['seconds'] / tot:.1f}", _bytes(r["bytes"]))
+    console.print(t)
 
 
 def _main_spmd(mod, n_rep, n_part, same_inputs, inputs, random_inputs, seed, output, print_mode, compare,
