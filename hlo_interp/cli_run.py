@@ -501,6 +501,11 @@ def _parse_bytes(text: str) -> int:
                    "(one per array leaf infed).")
 @click.option("--outfeed", "outfeed", metavar="OUT.npz", default=None,
               help="Save what the module's outfeed instructions emit, as out0, out1, ... in order.")
+@click.option("--host-recv", "host_recv", metavar="FILE.npz", default=None,
+              help="Values for recv instructions with is_host_transfer=true: keys ch<channel_id>_<k>, "
+                   "k = 0, 1, ... in the order they are received on that channel.")
+@click.option("--host-send", "host_send", metavar="OUT.npz", default=None,
+              help="Save what send instructions with is_host_transfer=true emit, as ch<channel_id>_<k>.")
 @click.option("--trace", is_flag=True,
               help="Check every instruction's result for NaN/Inf and stop at the first instruction that "
                    "produced one (its operands had none): print it, its computation and loop iteration, its "
@@ -525,7 +530,8 @@ def _parse_bytes(text: str) -> int:
 def main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol, atol, max_bytes,
          max_iterations, fake_constants, keep_denormals, computation, replicas, partitions, same_inputs,
          show_time, color, infeed=None, outfeed=None, trace=False, trace_range=False, dump_dir=None,
-         only=None, dump_max_bytes="1G", profile=False, profile_json=None, progress=None):
+         only=None, dump_max_bytes="1G", profile=False, profile_json=None, progress=None, host_recv=None,
+         host_send=None):
     """Run an HLO module on NumPy: XLA's results, on any machine.
 
     MODULE is HLO text (what XLA_FLAGS=--xla_dump_to=DIR writes, or jax.jit(f).lower(...).as_text("hlo")),
@@ -552,6 +558,7 @@ def main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol,
     """
     try:
         _setup_feeds(infeed, outfeed)
+        _setup_host_transfers(host_recv, host_send)
         dbg = _DebugOptions(trace or trace_range, trace_range, dump_dir, only, dump_max_bytes, profile,
                             profile_json, progress)
         status = _main(module, list(inputs), random_inputs, seed, output, print_mode, compare, rtol, atol,
@@ -560,6 +567,9 @@ def main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol,
         if outfeed is not None:
             from .ops.io import take_outfeed
             save_results(outfeed, take_outfeed())
+        if host_send is not None:
+            from .ops.io import save_host_sends, take_host_sends
+            save_host_sends(host_send, take_host_sends())
     except HloError as e:
         _report_error(e, color)
         status = EXIT_ERROR
@@ -590,6 +600,20 @@ def main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol,
         _fail(f"internal error: {type(e).__name__}: {e} (rerun with HLO_INTERP_DEBUG=1 for details)")
         status = EXIT_ERROR
     sys.exit(status)
+
+
+def _setup_host_transfers(host_recv, host_send) -> None:
+    """Fill the host-to-device queues from --host-recv and empty the device-to-host table."""
+    if host_send is not None and Path(host_send).suffix.lower() != ".npz":
+        raise click.UsageError(f"--host-send must end in .npz: {host_send}")
+    from .ops.io import load_host_recv, set_host_recv, take_host_sends
+    take_host_sends()
+    set_host_recv({})
+    if host_recv is not None:
+        try:
+            load_host_recv(host_recv)
+        except ValueError as e:
+            raise InputError(str(e)) from None
 
 
 def _setup_feeds(infeed, outfeed) -> None:
