@@ -1,0 +1,1097 @@
+"""Structural diff of two HLO modules: what changed between two dumps, not which names moved.
+
+    >>> from hlo_interp.diff import diff_modules
+    >>> d = diff_modules(parse(a_text), parse(b_text), ignore={"metadata"})
+    >>> d.same, d.summary()["instructions"], print(d.to_text())
+
+Instruction names, instruction order and computation order do not count: computations and instructions
+are matched by graph structure, in the manner of XLA's hlo_diff tool (xla/hlo/tools/hlo_diff):
+
+1. every instruction gets a *local* fingerprint (opcode, shape, attributes, constant bits, parameter
+   number, and for called computations their structural fingerprint, never their names) and a
+   *subgraph* fingerprint (its local one plus its operands' subgraph fingerprints, Merkle style);
+   a computation's fingerprint is the multiset of its instructions' fingerprints;
+2. computations with a fingerprint unique on both sides match, the entries match, and after the
+   instructions of a computation pair are matched, the computations that matched instructions call
+   match in turn (then by name, then by signature);
+3. inside a computation pair: subgraphs whose fingerprint is unique on both sides match whole (largest
+   first); the roots match and parameters match by number; then matches spread top-down (operands
+   of matched instructions, by position) and bottom-up (users of matched instructions that use them at
+   the same operand position), preferring identical subgraphs; what is left is paired greedily by
+   opcode and a similarity score (same shape, matched operands, matched users), and spreading resumes;
+   last, an unmatched instruction whose operands all match those of exactly one unmatched instruction
+   of another opcode and the same shape is paired with it (an opcode change: multiply -> add).
+
+Matched instructions are then compared in full (shape, attributes, operands through the matching,
+called computations, constant values): differences are *changed*, unmatched ones *added*/*removed*,
+except that an unmatched instruction identical (same local fingerprint) to an unmatched one in
+another computation is *moved* (fusion and call inlining move instructions between computations).
+Two modules are the same when nothing was added, removed, moved or changed, in computations,
+instructions or the module header.
+`ignore` drops parts from both matching and comparison: metadata (and the stack-frame tables),
+backend_config, layouts (of shapes and of shape-valued attributes), names (renames are not listed;
+they never count as a difference).
+"""
+from __future__ import annotations
+
+import difflib
+import html
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from . import ir
+from .opcodes import COMMON_ATTRS, HEADER_ATTRS, schema_for
+from .syntax import printer as P
+from .syntax.literals import format_literal
+
+IGNORABLE = ("metadata", "backend_config", "layouts", "names")
+SCHEMA = "hlo-diff/1"
+# Never part of the structural fingerprints used for matching (they churn between compilations);
+# still compared afterwards unless ignored.
+_UNSTRUCTURAL = frozenset({"metadata", "backend_config", "control-predecessors", "statistics", "origin"})
+_GREEDY_LIMIT = 50_000  # candidate pairs scored per opcode group before falling back to order
+_CANDIDATES = 32  # users scored per instruction when spreading bottom-up
+
+
+def normalize_ignore(ignore: Iterable[str] | None) -> frozenset:
+    """{'metadata', ...} from an iterable of names or comma lists; ValueError on an unknown one."""
+    out = set()
+    if isinstance(ignore, str):
+        ignore = [ignore]
+    for item in ignore or ():
+        for part in str(item).split(","):
+            part = part.strip().lower()
+            if not part:
+                continue
+            if part not in IGNORABLE:
+                raise ValueError(f"unknown --ignore item '{part}' (allowed: {', '.join(IGNORABLE)})")
+            out.add(part)
+    return frozenset(out)
+
+
+# --------------------------------------------------------------------------------------------------
+# Results
+
+@dataclass
+class Change:
+    """One difference of a matched pair: what (shape, attribute, operands, literal, parameter, root,
+    header, computation attribute), which attribute, and the texts before and after."""
+    what: str
+    name: str | None
+    before: str | None
+    after: str | None
+    note: str | None = None  # e.g. "body changed" for a call of a changed computation
+
+    def to_json(self) -> dict:
+        out = {"what": self.what, "name": self.name, "before": self.before, "after": self.after}
+        if self.note:
+            out["note"] = self.note
+        return out
+
+    def text(self) -> str:
+        if self.before == self.after:
+            body = _short(self.after)
+        else:
+            body = f"{_short(self.before)} -> {_short(self.after)}"
+        return f"{self.label()}: {body}" + (f" ({self.note})" if self.note else "")
+
+    def label(self) -> str:
+        return self.name if self.name else self.what
+
+
+@dataclass
+class InstructionChange:
+    a: ir.Instruction
+    b: ir.Instruction
+    changes: list[Change]
+
+
+@dataclass
+class ComputationDiff:
+    a: ir.Computation | None
+    b: ir.Computation | None
+    added: list[ir.Instruction] = field(default_factory=list)
+    removed: list[ir.Instruction] = field(default_factory=list)
+    changed: list[InstructionChange] = field(default_factory=list)
+    attr_changes: list[Change] = field(default_factory=list)
+    matched: int = 0
+    pairs: list[tuple[str, str]] = field(default_factory=list)  # every matched (A name, B name)
+    renamed: list[tuple[str, str]] = field(default_factory=list)
+    # unmatched instructions found identical (same node) in another computation: (here, there, comp)
+    moved_out: list[tuple[ir.Instruction, ir.Instruction, str]] = field(default_factory=list)
+    moved_in: list[tuple[ir.Instruction, ir.Instruction, str]] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        if self.a is None:
+            return "added"
+        if self.b is None:
+            return "removed"
+        if self.added or self.removed or self.changed or self.attr_changes or self.moved_in or self.moved_out:
+            return "changed"
+        return "same"
+
+    @property
+    def title(self) -> str:
+        if self.a is None:
+            return f"%{self.b.name}"
+        if self.b is None or self.a.name == self.b.name:
+            return f"%{self.a.name}"
+        return f"%{self.a.name} -> %{self.b.name}"
+
+
+@dataclass
+class DiffResult:
+    a: ir.Module
+    b: ir.Module
+    ignore: frozenset
+    computations: list[ComputationDiff]
+    module_changes: list[Change]
+    a_name: str = "A"
+    b_name: str = "B"
+
+    @property
+    def same(self) -> bool:
+        return not self.module_changes and all(c.status == "same" for c in self.computations)
+
+    def summary(self) -> dict:
+        cs = self.computations
+        matched = [c for c in cs if c.a is not None and c.b is not None]
+        return {
+            "computations": {
+                "matched": len(matched),
+                "renamed": sum(1 for c in matched if c.a.name != c.b.name),
+                "added": sum(1 for c in cs if c.a is None),
+                "removed": sum(1 for c in cs if c.b is None),
+                "changed": sum(1 for c in cs if c.status == "changed"),
+            },
+            "instructions": {
+                "matched": sum(c.matched for c in cs),
+                "renamed": sum(len(c.renamed) for c in cs),
+                # instructions of added/removed computations count as added/removed (or moved)
+                "added": sum(len(c.added) for c in cs),
+                "removed": sum(len(c.removed) for c in cs),
+                "moved": sum(len(c.moved_in) for c in cs),
+                "changed": sum(len(c.changed) for c in cs),
+            },
+        }
+
+    # ---- renderers
+
+    def to_json(self) -> dict:
+        names = "names" not in self.ignore
+
+        def ins(i: ir.Instruction) -> dict:
+            return {"name": i.name, "opcode": i.opcode, "shape": _shape(i.shape, True),
+                    "text": _ins_text(i, self.ignore)}
+
+        comps = []
+        for c in self.computations:
+            entry = {"status": c.status, "a": c.a.name if c.a else None, "b": c.b.name if c.b else None,
+                     "matched_instructions": c.matched,
+                     "added": [ins(i) for i in c.added], "removed": [ins(i) for i in c.removed],
+                     "changed": [{"a": x.a.name, "b": x.b.name, "opcode": x.b.opcode,
+                                  "changes": [ch.to_json() for ch in x.changes]} for x in c.changed],
+                     "attribute_changes": [ch.to_json() for ch in c.attr_changes],
+                     "moved_out": [{"name": x.name, "opcode": x.opcode, "to_computation": comp, "to": y.name}
+                                   for x, y, comp in c.moved_out],
+                     "moved_in": [{"name": x.name, "opcode": x.opcode, "from_computation": comp,
+                                   "from": y.name} for x, y, comp in c.moved_in]}
+            if names:
+                entry["renamed"] = [{"a": x, "b": y} for x, y in c.renamed]
+            comps.append(entry)
+        return {"schema": SCHEMA, "same": self.same,
+                "a": {"file": self.a_name, "module": self.a.name},
+                "b": {"file": self.b_name, "module": self.b.name},
+                "ignore": sorted(self.ignore), "summary": self.summary(),
+                "module_changes": [ch.to_json() for ch in self.module_changes],
+                "computations": comps}
+
+    def to_text(self, *, verbose: bool = False) -> str:
+        """A plain-text report: header, counts, then each computation that differs."""
+        return "".join(t for t, _ in self._text_lines(verbose))
+
+    def _text_lines(self, verbose: bool = False):
+        """(text, style) pieces; style names: head, add, remove, change, dim, same, diff."""
+        s = self.summary()
+        yield f"--- {self.a_name}  (module {self.a.name})\n", "remove"
+        yield f"+++ {self.b_name}  (module {self.b.name})\n", "add"
+        if self.ignore:
+            yield f"ignoring: {', '.join(sorted(self.ignore))}\n", "dim"
+        for key in ("computations", "instructions"):
+            c = s[key]
+            line = (f"{key}: {c['matched']} matched" +
+                    ("" if "names" in self.ignore else f" ({c['renamed']} renamed)") +
+                    f", {c['added']} added, {c['removed']} removed, {c['changed']} changed" +
+                    (f", {c['moved']} moved" if c.get("moved") else "") + "\n")
+            yield line, "head"
+        for ch in self.module_changes:
+            yield f"~ module {ch.text()}\n", "change"
+        for c in self.computations:
+            st = c.status
+            if st == "same" and not verbose:
+                continue
+            yield "\n", ""
+            if st == "added":
+                yield f"+ computation {c.title} ({len(c.b.instructions)} instructions)\n", "add"
+            elif st == "removed":
+                yield f"- computation {c.title} ({len(c.a.instructions)} instructions)\n", "remove"
+            else:
+                yield (f"{'~' if st == 'changed' else '='} computation {c.title}: {len(c.added)} added, "
+                       f"{len(c.removed)} removed, {len(c.changed)} changed" +
+                       (f", {len(c.moved_in)} moved in" if c.moved_in else "") +
+                       (f", {len(c.moved_out)} moved out" if c.moved_out else "") + "\n"), \
+                    ("change" if st == "changed" else "same")
+            for ch in c.attr_changes:
+                yield f"    ~ {ch.text()}\n", "change"
+            for line, style in self._instruction_lines(c):
+                yield f"    {line}\n", style
+        yield "\n", ""
+        yield ("same\n", "same") if self.same else ("different\n", "diff")
+
+    def _instruction_lines(self, c: ComputationDiff):
+        """(line, style) of one computation's instruction differences."""
+        for i in c.removed:
+            yield f"- {_ins_text(i, self.ignore)}", "remove"
+        for x, y, comp in c.moved_out:
+            yield f"< %{x.name} ({x.opcode}) moved to %{comp}" + ("" if y.name == x.name else f" as %{y.name}"), "dim"
+        for i in c.added:
+            yield f"+ {_ins_text(i, self.ignore)}", "add"
+        for x, y, comp in c.moved_in:
+            yield f"> %{x.name} ({x.opcode}) moved from %{comp}" + ("" if y.name == x.name else f" as %{y.name}"), "dim"
+        for x in c.changed:
+            name = f"%{x.a.name}" if x.a.name == x.b.name else f"%{x.a.name} -> %{x.b.name}"
+            yield f"~ {name} ({x.b.opcode})", "change"
+            for ch in x.changes:
+                yield f"    {ch.text()}", ""
+
+    def to_html(self, *, unified: bool = False, context: int = 3) -> str:
+        """One self-contained HTML page (inline CSS, no scripts or external resources)."""
+        e = html.escape
+        s = self.summary()
+        out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+               f"<title>hlo diff: {e(self.a_name)} vs {e(self.b_name)}</title>",
+               "<style>", _CSS, "</style>", "</head>", "<body>",
+               (f"<h1>hlo diff: <span class=\"rm\">{e(self.a_name)}</span> vs "
+                f"<span class=\"ad\">{e(self.b_name)}</span></h1>"),
+               (f"<p class=\"verdict {'same' if self.same else 'diff'}\">"
+                f"{'same' if self.same else 'different'}</p>"),
+               (f"<p>modules <code>{e(self.a.name)}</code> and <code>{e(self.b.name)}</code>"
+                + (f"; ignoring {e(', '.join(sorted(self.ignore)))}" if self.ignore else "") + "</p>"),
+               "<table>", ("<tr><th></th><th>matched</th><th>renamed</th><th>added</th><th>removed</th>"
+                           "<th>changed</th><th>moved</th></tr>")]
+        for key in ("computations", "instructions"):
+            c = s[key]
+            out.append(f"<tr><th>{key}</th><td>{c['matched']}</td><td>{c['renamed']}</td>"
+                       f"<td class=\"ad\">{c['added']}</td><td class=\"rm\">{c['removed']}</td>"
+                       f"<td class=\"ch\">{c['changed']}</td><td>{c.get('moved', '')}</td></tr>")
+        out.append("</table>")
+        if self.module_changes:
+            out.append("<h2>module</h2><ul>")
+            for ch in self.module_changes:
+                out.append(f"<li class=\"ch\">{e(ch.label())}: <code>{e(_short(ch.before))}</code> &rarr; "
+                           f"<code>{e(_short(ch.after))}</code></li>")
+            out.append("</ul>")
+        for c in self.computations:
+            st = c.status
+            if st == "same":
+                continue
+            out.append(f"<details open class=\"{st}\"><summary>{e(st)} computation "
+                       f"<code>{e(c.title)}</code></summary>")
+            css = {"remove": "rm", "add": "ad", "change": "ch", "dim": "mv", "": ""}
+            rows = [("ch", f"~ {ch.text()}") for ch in c.attr_changes]
+            rows += [(css[style], line) for line, style in self._instruction_lines(c)]
+            out.append("<pre>" + "\n".join(f"<span class=\"{cls}\">{e(t)}</span>" if cls else e(t)
+                                           for cls, t in rows) + "</pre>")
+            out.append("</details>")
+        if unified:
+            out.append("<h2>unified diff</h2><pre>")
+            for line in self.unified(context=context).splitlines():
+                cls = ("ad" if line.startswith("+") else "rm" if line.startswith("-")
+                       else "hunk" if line.startswith("@@") else "")
+                out.append(f"<span class=\"{cls}\">{e(line)}</span>" if cls else e(line))
+            out.append("</pre>")
+        out += ["</body>", "</html>", ""]
+        return "\n".join(out)
+
+    def unified(self, context: int = 3) -> str:
+        """A plain unified diff of the canonical texts (ignored parts left out).  B's matched
+        computations and instructions are printed under A's names, so renumbering shows no lines."""
+        ta = _canonical_text(self.a, self.ignore, None)
+        tb = _canonical_text(self.b, self.ignore, self._b_names())
+        return "".join(difflib.unified_diff(ta.splitlines(True), tb.splitlines(True),
+                                            fromfile=self.a_name, tofile=self.b_name, n=context))
+
+    def _b_names(self):
+        comps: dict[str, str] = {}
+        instrs: dict[str, dict[str, str]] = {}
+        a_comp_names = {c.name for c in self.a.computations}
+        for c in self.computations:
+            if c.a is not None and c.b is not None:
+                comps[c.b.name] = c.a.name
+                m = {y: x for x, y in c.pairs}
+                used = {i.name for i in c.a.instructions}
+                for i in c.b.instructions:  # an unmatched B name that clashes with an A name
+                    if i.name not in m and i.name in used:
+                        m[i.name] = i.name + ".new"
+                instrs[c.b.name] = m
+            elif c.b is not None and c.b.name in a_comp_names:
+                comps[c.b.name] = c.b.name + ".new"
+        return P._Names(comps, instrs)
+
+
+_CSS = """body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
+code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:13px}
+pre{background:#f7f7f7;padding:.6em;overflow-x:auto;white-space:pre}
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .7em;text-align:right}
+.ad{color:#1a7f37}.rm{color:#cf222e}.ch{color:#9a6700}.hunk{color:#0550ae}.mv{color:#6e7781}
+.verdict{font-weight:bold;font-size:1.2em}.verdict.same{color:#1a7f37}.verdict.diff{color:#cf222e}
+details{margin:.6em 0}summary{cursor:pointer;font-weight:600}"""
+
+
+def _short(s: str | None, limit: int = 200) -> str:
+    if s is None:
+        return "(none)"
+    return s if len(s) <= limit else s[:limit - 3] + "..."
+
+
+def _canonical_text(m: ir.Module, ignore: frozenset, names) -> str:
+    opts = P.PrintOptions(strip_metadata="metadata" in ignore,
+                          strip_backend_config="backend_config" in ignore)
+    out = [P._header_text(m), ""]
+    if m.stack_frames and not opts.strip_metadata:
+        out += [P._tables_text(m.stack_frames), "", ""]
+    for comp in m.computations:
+        out += [P.computation_text(comp, opts, names), ""]
+    text = "\n".join(out) + "\n"
+    if "layouts" in ignore:
+        text = _strip_layouts(text)
+    return text
+
+
+def _strip_layouts(text: str) -> str:
+    import re
+    return re.sub(r"((?:\b(?:pred|[suf]\d+|bf16|c64|c128|f8e\w+|f4e2m1fn|token)\[[^\]]*\]))"
+                  r"\{[^{}]*(?:\([^()]*\)[^{}]*)*\}", r"\1", text)
+
+
+def _ins_text(i: ir.Instruction, ignore: frozenset) -> str:
+    opts = P.PrintOptions(strip_metadata="metadata" in ignore,
+                          strip_backend_config="backend_config" in ignore)
+    t = P.instruction_text(i, opts)
+    return _strip_layouts(t) if "layouts" in ignore else t
+
+
+def _shape(shape, layouts: bool) -> str:
+    return "" if shape is None else P.shape_text(shape, layouts)
+
+
+# --------------------------------------------------------------------------------------------------
+# Fingerprints
+
+_KINDS: dict[str, dict[str, str]] = {}
+
+
+def _kinds(opcode: str) -> dict[str, str]:
+    k = _KINDS.get(opcode)
+    if k is None:
+        specs, _ = schema_for(opcode)
+        k = {s.name: s.kind for s in COMMON_ATTRS}
+        k.update({s.name: s.kind for s in specs})
+        _KINDS[opcode] = k
+    return k
+
+
+class _Side:
+    """One module, indexed for matching: per computation, its instructions, operand indices, users,
+    and fingerprints."""
+
+    def __init__(self, m: ir.Module, ignore: frozenset):
+        self.m = m
+        self.ignore = ignore
+        self.layouts = "layouts" not in ignore
+        self.comps = list(m.computations)
+        self.comp_index = {c.name: k for k, c in enumerate(self.comps)}
+        self.ins: list[list[ir.Instruction]] = []
+        self.ops: list[list[list[int]]] = []
+        self.users: list[list[list[tuple[int, int]]]] = []
+        self.index: list[dict[str, int]] = []
+        self.callees: list[list[list[str]]] = []  # per comp, per instruction: called computation names
+        self._shape_cache: dict = {}
+        for c in self.comps:
+            instrs = c.instructions
+            idx = {i.name: k for k, i in enumerate(instrs)}
+            ops = [[idx.get(o, -1) for o in i.operands] for i in instrs]
+            users: list[list[tuple[int, int]]] = [[] for _ in instrs]
+            for k, o in enumerate(ops):
+                for pos, j in enumerate(o):
+                    if j >= 0:
+                        users[j].append((k, pos))
+            callees = []
+            for i in instrs:
+                called = []
+                if i.attrs:
+                    kinds = _kinds(i.opcode)
+                    for key, val in i.attrs.items():
+                        kind = "generic" if key in i.unknown_attrs else kinds.get(key)
+                        if kind == "comp":
+                            called.append(val)
+                        elif kind == "comps":
+                            called.extend(val)
+                callees.append(called)
+            self.ins.append(instrs)
+            self.ops.append(ops)
+            self.users.append(users)
+            self.index.append(idx)
+            self.callees.append(callees)
+        self.comp_fp: list[int | None] = [None] * len(self.comps)
+        self.local: list[list[int]] = [[] for _ in self.comps]
+        self.sub: list[list[int]] = [[] for _ in self.comps]
+        self.height: list[list[int]] = [[] for _ in self.comps]
+        for k in self._callee_order():
+            self._fingerprint(k)
+
+    def shape_text(self, shape) -> str:
+        if shape is None:
+            return ""
+        t = self._shape_cache.get(id(shape))
+        if t is None or t[0] is not shape:
+            t = (shape, P.shape_text(shape, self.layouts))
+            self._shape_cache[id(shape)] = t
+        return t[1]
+
+    def _callee_order(self) -> list[int]:
+        """Computations, callees before callers (a cycle, invalid in HLO, is cut)."""
+        order, state = [], [0] * len(self.comps)
+        for start in range(len(self.comps)):
+            if state[start]:
+                continue
+            stack = [(start, iter(self._callee_indices(start)))]
+            state[start] = 1
+            while stack:
+                k, it = stack[-1]
+                nxt = next(it, None)
+                if nxt is None:
+                    stack.pop()
+                    state[k] = 2
+                    order.append(k)
+                elif state[nxt] == 0:
+                    state[nxt] = 1
+                    stack.append((nxt, iter(self._callee_indices(nxt))))
+        return order
+
+    def _callee_indices(self, k: int) -> list[int]:
+        out = []
+        for called in self.callees[k]:
+            for name in called:
+                j = self.comp_index.get(name)
+                if j is not None and j != k:
+                    out.append(j)
+        return out
+
+    def attr_value(self, ins: ir.Instruction, key: str, val) -> str:
+        """The comparable text of an attribute (called computations by name: callers map them)."""
+        kind = "generic" if key in ins.unknown_attrs else _kinds(ins.opcode).get(key, "generic")
+        if not self.layouts:
+            if kind == "shape":
+                return P.shape_text(val, False)
+            if kind == "shapes":
+                return "{" + ", ".join(P.shape_text(s, False) for s in val) + "}"
+            if kind == "program_shape":
+                return ("(" + ", ".join(P.shape_text(s, False) for s in val.params) + ")->" +
+                        P.shape_text(val.result, False))
+        return P.attr_value_text(kind, val)
+
+    def local_sig(self, k: int, ins: ir.Instruction) -> tuple:
+        parts = [ins.opcode, self.shape_text(ins.shape), ins.parameter_number, len(ins.operands)]
+        if ins.attrs:
+            kinds = _kinds(ins.opcode)
+            for key, val in ins.attrs.items():
+                if key in _UNSTRUCTURAL:
+                    continue
+                kind = "generic" if key in ins.unknown_attrs else kinds.get(key)
+                if kind == "comp":
+                    j = self.comp_index.get(val)
+                    parts.append((key, self.comp_fp[j] if j is not None else val))
+                elif kind == "comps":
+                    parts.append((key, tuple(self.comp_fp[self.comp_index[v]] if v in self.comp_index
+                                             else v for v in val)))
+                elif kind == "names":
+                    continue
+                else:
+                    parts.append((key, self.attr_value(ins, key, val)))
+        lit = ins.literal
+        if lit is not None:
+            parts.append(_literal_key(lit))
+        return tuple(parts)
+
+    def _fingerprint(self, k: int) -> None:
+        instrs, ops = self.ins[k], self.ops[k]
+        n = len(instrs)
+        local = [hash(self.local_sig(k, i)) for i in instrs]
+        sub = [0] * n
+        height = [0] * n
+        done = [False] * n
+        for start in range(n):  # iterative post-order over operands (text order need not be one)
+            if done[start]:
+                continue
+            stack = [start]
+            while stack:
+                v = stack[-1]
+                if done[v]:
+                    stack.pop()
+                    continue
+                pending = [o for o in ops[v] if o >= 0 and not done[o] and o != v]
+                if pending and len(stack) <= n:
+                    stack.extend(pending)
+                    continue
+                stack.pop()
+                done[v] = True
+                ov = [o for o in ops[v] if o >= 0 and done[o]]
+                sub[v] = hash((local[v], tuple(sub[o] for o in ov)))
+                height[v] = 1 + max((height[o] for o in ov), default=0)
+        self.local[k], self.sub[k], self.height[k] = local, sub, height
+        root = instrs.index(self.comps[k].root) if instrs else -1
+        self.comp_fp[k] = hash((tuple(sorted(sub)), sub[root] if root >= 0 else 0,
+                                tuple(sorted(self.comps[k].attrs.items(), key=lambda kv: kv[0]))
+                                if self.comps[k].attrs else ()))
+
+
+def _literal_key(lit: ir.Literal):
+    v = lit.value
+    if v is None:
+        return ("elided",)
+    if isinstance(v, tuple):
+        return ("tuple",) + tuple(_literal_key(x) for x in v)
+    return (str(v.dtype), v.shape, hash(v.tobytes()))
+
+
+# --------------------------------------------------------------------------------------------------
+# Matching inside one computation pair
+
+class _Matcher:
+    def __init__(self, A: _Side, ka: int, B: _Side, kb: int):
+        self.A, self.B, self.ka, self.kb = A, B, ka, kb
+        self.ia, self.ib = A.ins[ka], B.ins[kb]
+        self.oa, self.ob = A.ops[ka], B.ops[kb]
+        self.ua, self.ub = A.users[ka], B.users[kb]
+        self.la, self.lb = A.local[ka], B.local[kb]
+        self.sa, self.sb = A.sub[ka], B.sub[kb]
+        self.ab: dict[int, int] = {}
+        self.ba: dict[int, int] = {}
+        self.work: list[tuple[int, int]] = []
+
+    def pair(self, i: int, j: int) -> bool:
+        if i in self.ab or j in self.ba:
+            return False
+        self.ab[i] = j
+        self.ba[j] = i
+        self.work.append((i, j))
+        return True
+
+    def pair_subgraph(self, i: int, j: int) -> None:
+        """Map two identical subgraphs node by node (operands by position)."""
+        stack = [(i, j)]
+        while stack:
+            x, y = stack.pop()
+            if x in self.ab or y in self.ba or self.la[x] != self.lb[y]:
+                continue
+            self.pair(x, y)
+            for ox, oy in zip(self.oa[x], self.ob[y]):
+                if ox >= 0 and oy >= 0:
+                    stack.append((ox, oy))
+
+    def run(self) -> None:
+        ia, ib = self.ia, self.ib
+        # 1. subgraphs unique on both sides, tallest first
+        count_a: dict[int, int] = {}
+        for s in self.sa:
+            count_a[s] = count_a.get(s, 0) + 1
+        where_b: dict[int, int] = {}
+        count_b: dict[int, int] = {}
+        for j, s in enumerate(self.sb):
+            count_b[s] = count_b.get(s, 0) + 1
+            where_b[s] = j
+        ha = self.A.height[self.ka]
+        for i in sorted(range(len(ia)), key=lambda x: -ha[x]):
+            s = self.sa[i]
+            if i not in self.ab and count_a[s] == 1 and count_b.get(s) == 1:
+                self.pair_subgraph(i, where_b[s])
+        # 2. roots, parameters by number
+        ra, rb = self.A.comps[self.ka].root, self.B.comps[self.kb].root
+        if ia and ib and ra.opcode == rb.opcode:
+            i, j = self.A.index[self.ka][ra.name], self.B.index[self.kb][rb.name]
+            if self.sa[i] == self.sb[j]:
+                self.pair_subgraph(i, j)
+            else:
+                self.pair(i, j)
+        pb = {x.parameter_number: k for k, x in enumerate(ib) if x.opcode == "parameter"}
+        for i, x in enumerate(ia):
+            if x.opcode == "parameter" and x.parameter_number in pb:
+                self.pair(i, pb[x.parameter_number])
+        # 3. spread; 4. greedy leftovers; spread again until nothing new; 5. opcode changes
+        while True:
+            self.spread()
+            if self.greedy():
+                continue
+            if not self.opcode_changes():
+                break
+
+    def opcode_changes(self) -> bool:
+        """Pair an unmatched instruction with the one unmatched instruction of another opcode and
+        the same shape whose operands are exactly its operands' matches (`multiply` became `add`)."""
+        progress = False
+        for x in range(len(self.ia)):
+            if x in self.ab:
+                continue
+            ops = self.oa[x]
+            if not ops or any(o < 0 or o not in self.ab for o in ops):
+                continue
+            target = [self.ab[o] for o in ops]
+            shape = self.A.shape_text(self.ia[x].shape)
+            found = [v for v, pos in self.ub[target[0]]
+                     if pos == 0 and v not in self.ba and self.ob[v] == target
+                     and self.ib[v].opcode != self.ia[x].opcode
+                     and self.B.shape_text(self.ib[v].shape) == shape]
+            if len(found) == 1:
+                self.pair(x, found[0])
+                progress = True
+        return progress
+
+    def spread(self) -> None:
+        ia, ib = self.ia, self.ib
+        while self.work:
+            i, j = self.work.pop()
+            oa, ob = self.oa[i], self.ob[j]
+            # top-down: operands at the same position
+            if len(oa) == len(ob):
+                for x, y in zip(oa, ob):
+                    if x >= 0 and y >= 0 and x not in self.ab and y not in self.ba \
+                            and ia[x].opcode == ib[y].opcode:
+                        if self.sa[x] == self.sb[y]:
+                            self.pair_subgraph(x, y)
+                        else:
+                            self.pair(x, y)
+            else:
+                free_b = [y for y in ob if y >= 0 and y not in self.ba]
+                for x in oa:
+                    if x < 0 or x in self.ab:
+                        continue
+                    best = self._best(x, free_b[:_CANDIDATES])
+                    if best is not None:
+                        free_b.remove(best)
+                        self.pair(x, best)
+            # bottom-up: users that use the pair at the same operand position (grouped, so that a
+            # value with thousands of users costs linear time)
+            groups: dict[tuple[int, str], list[int]] = {}
+            for v, pos in self.ub[j]:
+                if v not in self.ba:
+                    groups.setdefault((pos, ib[v].opcode), []).append(v)
+            if not groups:
+                continue
+            by_fp: dict[tuple[int, str], dict[int, list[int]]] = {}
+            for u, pos in self.ua[i]:
+                if u in self.ab:
+                    continue
+                key = (pos, ia[u].opcode)
+                cands = groups.get(key)
+                if not cands:
+                    continue
+                if len(cands) > _CANDIDATES:
+                    fps = by_fp.get(key)
+                    if fps is None:
+                        fps = by_fp[key] = {}
+                        for v in reversed(cands):
+                            fps.setdefault(self.sb[v], []).append(v)
+                    same = fps.get(self.sa[u])
+                    if same:
+                        v = self.B.index[self.kb].get(ia[u].name)  # among equals, the same name first
+                        if v is None or v in self.ba or self.sb[v] != self.sa[u] or ib[v].opcode != key[1] \
+                                or pos >= len(self.ob[v]) or self.ob[v][pos] != j:
+                            while same and same[-1] in self.ba:
+                                same.pop()
+                            v = same[-1] if same else None
+                        if v is not None:
+                            self.pair_subgraph(u, v)
+                            continue
+                    cands = [v for v in cands[:4 * _CANDIDATES] if v not in self.ba][:_CANDIDATES]
+                else:
+                    cands = [v for v in cands if v not in self.ba]
+                best = self._best(u, cands)
+                if best is not None:
+                    if self.sa[u] == self.sb[best]:
+                        self.pair_subgraph(u, best)
+                    else:
+                        self.pair(u, best)
+
+    def _best(self, x: int, cands: list[int]) -> int | None:
+        """The candidate most like x: same subgraph, same local fingerprint, then the score."""
+        if not cands:
+            return None
+        if len(cands) == 1:
+            y = cands[0]
+            return y if self.ia[x].opcode == self.ib[y].opcode else None
+        best, best_score = None, -1.0
+        for y in cands:
+            if self.ia[x].opcode != self.ib[y].opcode:
+                continue
+            sc = self.score(x, y)
+            if sc > best_score:
+                best, best_score = y, sc
+        return best
+
+    def score(self, x: int, y: int) -> float:
+        """Similarity of two same-opcode instructions: identical subgraph, identical node, shape,
+        operands and users already matched to each other."""
+        sc = 0.01 if self.ia[x].name == self.ib[y].name else 0.0  # a tie-breaker only
+        if self.sa[x] == self.sb[y]:
+            return sc + 10.0
+        if self.la[x] == self.lb[y]:
+            sc += 3.0
+        elif self.A.shape_text(self.ia[x].shape) == self.B.shape_text(self.ib[y].shape):
+            sc += 1.0
+        oa, ob = self.oa[x], self.ob[y]
+        if oa or ob:
+            hits = sum(1 for p, q in zip(oa, ob) if p >= 0 and self.ab.get(p) == q)
+            sc += 2.0 * hits / max(len(oa), len(ob))
+        ua, ub = self.ua[x], self.ub[y]
+        if ua or ub:
+            sb = {v for v, _ in ub}
+            hits = sum(1 for u, _ in ua if self.ab.get(u) in sb)
+            sc += 1.0 * hits / max(len(ua), len(ub))
+        return sc
+
+    def greedy(self) -> bool:
+        """Pair what is left, per opcode, in three stages (identical subgraphs, then identical
+        nodes, in order; then best similarity score first); after the first stage that pairs
+        anything, return True so that matches spread before further guessing."""
+        for stage in ("subgraph", "node", "score"):
+            by_op_a: dict[str, list[int]] = {}
+            for i, x in enumerate(self.ia):
+                if i not in self.ab:
+                    by_op_a.setdefault(x.opcode, []).append(i)
+            if not by_op_a:
+                return False
+            by_op_b: dict[str, list[int]] = {}
+            for j, y in enumerate(self.ib):
+                if j not in self.ba and y.opcode in by_op_a:
+                    by_op_b.setdefault(y.opcode, []).append(j)
+            progress = False
+            for op, xs in by_op_a.items():
+                ys = by_op_b.get(op)
+                if not ys:
+                    continue
+                if stage != "score":
+                    key_a, key_b = (self.sa, self.sb) if stage == "subgraph" else (self.la, self.lb)
+                    pool: dict[int, list[int]] = {}
+                    for j in reversed(ys):
+                        pool.setdefault(key_b[j], []).append(j)
+                    same_name = self.B.index[self.kb]
+                    for i in xs:
+                        if i in self.ab:
+                            continue
+                        j = same_name.get(self.ia[i].name)  # among equals, the same name first
+                        if j is not None and j not in self.ba and key_b[j] == key_a[i] \
+                                and self.ib[j].opcode == op:
+                            if stage == "subgraph":
+                                self.pair_subgraph(i, j)
+                            else:
+                                self.pair(i, j)
+                            progress = True
+                            continue
+                        lst = pool.get(key_a[i])
+                        while lst:
+                            j = lst.pop()
+                            if j not in self.ba:
+                                if stage == "subgraph":
+                                    self.pair_subgraph(i, j)
+                                else:
+                                    self.pair(i, j)
+                                progress = True
+                                break
+                    continue
+                if len(xs) * len(ys) <= _GREEDY_LIMIT:
+                    scored = sorted(((self.score(i, j), i, j) for i in xs for j in ys),
+                                    key=lambda t: (-t[0], t[1], t[2]))
+                    for sc, i, j in scored:
+                        if sc > 0 and i not in self.ab and j not in self.ba:
+                            self.pair(i, j)
+                            progress = True
+                else:  # too many to score: same shape, in order
+                    pool_s: dict[str, list[int]] = {}
+                    for j in reversed(ys):
+                        pool_s.setdefault(self.B.shape_text(self.ib[j].shape), []).append(j)
+                    for i in xs:
+                        lst = pool_s.get(self.A.shape_text(self.ia[i].shape))
+                        if lst:
+                            self.pair(i, lst.pop())
+                            progress = True
+            if progress:
+                return True
+        return False
+
+
+# --------------------------------------------------------------------------------------------------
+# The diff
+
+def diff_modules(a: ir.Module, b: ir.Module, ignore: Iterable[str] | None = (), *,
+                 a_name: str | None = None, b_name: str | None = None) -> DiffResult:
+    """Structural diff of module `a` (before) against `b` (after).  `ignore`: any of 'metadata',
+    'backend_config', 'layouts', 'names' (or comma lists of them)."""
+    ig = normalize_ignore(ignore)
+    A, B = _Side(a, ig), _Side(b, ig)
+    comp_ab: dict[int, int] = {}
+    comp_ba: dict[int, int] = {}
+    matchers: dict[int, _Matcher] = {}
+    queue: list[tuple[int, int]] = []
+
+    def match_comps(x: int, y: int) -> None:
+        if x in comp_ab or y in comp_ba:
+            return
+        comp_ab[x], comp_ba[y] = y, x
+        queue.append((x, y))
+
+    def drain() -> None:
+        while queue:
+            x, y = queue.pop(0)
+            mt = _Matcher(A, x, B, y)
+            mt.run()
+            matchers[x] = mt
+            # computations called by matched instructions match, in order
+            for i, j in mt.ab.items():
+                ca, cb = A.callees[x][i], B.callees[y][j]
+                for na, nb in zip(ca, cb):
+                    p, q = A.comp_index.get(na), B.comp_index.get(nb)
+                    if p is not None and q is not None:
+                        match_comps(p, q)
+
+    # entries first, then computations whose fingerprint is unique on both sides
+    ea = A.comp_index.get(a.entry.name) if a.computations else None
+    eb = B.comp_index.get(b.entry.name) if b.computations else None
+    if ea is not None and eb is not None:
+        match_comps(ea, eb)
+    fa: dict[int, list[int]] = {}
+    fb: dict[int, list[int]] = {}
+    for k, f in enumerate(A.comp_fp):
+        fa.setdefault(f, []).append(k)
+    for k, f in enumerate(B.comp_fp):
+        fb.setdefault(f, []).append(k)
+    for f, xs in fa.items():
+        ys = fb.get(f)
+        if ys and len(xs) == 1 and len(ys) == 1:
+            match_comps(xs[0], ys[0])
+    drain()
+    # leftovers: identical ones in order, then same name, then same signature, in order
+    for f, xs in fa.items():
+        ys = [k for k in fb.get(f, ()) if k not in comp_ba]
+        for x, y in zip([k for k in xs if k not in comp_ab], ys):
+            match_comps(x, y)
+    drain()
+    for x, c in enumerate(A.comps):
+        y = B.comp_index.get(c.name)
+        if x not in comp_ab and y is not None and y not in comp_ba:
+            match_comps(x, y)
+            drain()
+    sigs: dict[tuple, list[int]] = {}
+    for y, c in enumerate(B.comps):
+        if y not in comp_ba:
+            sigs.setdefault(_signature(B, c), []).append(y)
+    for x, c in enumerate(A.comps):
+        if x in comp_ab:
+            continue
+        for y in sigs.get(_signature(A, c), ()):
+            if y not in comp_ba and _opcode_dice(c, B.comps[y]) >= 0.5:
+                match_comps(x, y)
+                drain()
+                break
+
+    # compare
+    results: list[ComputationDiff] = []
+    for x, ca in enumerate(A.comps):
+        y = comp_ab.get(x)
+        if y is None:
+            results.append(ComputationDiff(ca, None, removed=list(ca.instructions)))
+            continue
+        results.append(_compare_comp(A, x, B, y, matchers[x], comp_ab, ig))
+    for y, cb in enumerate(B.comps):
+        if y not in comp_ba:
+            results.append(ComputationDiff(None, cb, added=list(cb.instructions)))
+    _find_moves(A, B, results)
+    return DiffResult(a, b, ig, results, _module_changes(A, B, ig),
+                      a_name or a.filename or "A", b_name or b.filename or "B")
+
+
+def _find_moves(A: _Side, B: _Side, results: list[ComputationDiff]) -> None:
+    """Unmatched instructions with the same node fingerprint on both sides, in different
+    computations (fusion, call inlining and outlining move them): pair them in order as moves."""
+    removed: dict[int, list[tuple[ComputationDiff, ir.Instruction]]] = {}
+    for c in results:
+        if c.removed:
+            k = A.comp_index[c.a.name]
+            for i in c.removed:
+                if i.opcode != "parameter":
+                    removed.setdefault(A.local[k][A.index[k][i.name]], []).append((c, i))
+    if not removed:
+        return
+    gone_a: set[int] = set()
+    gone_b: set[int] = set()
+    for c in results:
+        if not c.added:
+            continue
+        k = B.comp_index[c.b.name]
+        for i in c.added:
+            lst = removed.get(B.local[k][B.index[k][i.name]]) if i.opcode != "parameter" else None
+            while lst:
+                ca, x = lst.pop(0)
+                if ca.a is c.a and c.a is not None:
+                    continue  # same computation pair: not a move
+                ca.moved_out.append((x, i, c.b.name))
+                c.moved_in.append((i, x, ca.a.name))
+                gone_a.add(id(x))
+                gone_b.add(id(i))
+                break
+    for c in results:
+        c.removed = [i for i in c.removed if id(i) not in gone_a]
+        c.added = [i for i in c.added if id(i) not in gone_b]
+
+
+def _signature(S: _Side, c: ir.Computation) -> tuple:
+    params = tuple(S.shape_text(p.shape) for p in c.parameters())
+    return (params, S.shape_text(c.root.shape) if c.instructions else "", c.is_entry)
+
+
+def _opcode_dice(x: ir.Computation, y: ir.Computation) -> float:
+    """Dice similarity of the opcode multisets of two computations."""
+    from collections import Counter
+    cx, cy = Counter(i.opcode for i in x.instructions), Counter(i.opcode for i in y.instructions)
+    total = len(x.instructions) + len(y.instructions)
+    return 2.0 * sum((cx & cy).values()) / total if total else 1.0
+
+
+def _compare_comp(A: _Side, x: int, B: _Side, y: int, mt: _Matcher, comp_ab: dict, ig) -> ComputationDiff:
+    ca, cb = A.comps[x], B.comps[y]
+    d = ComputationDiff(ca, cb)
+    ia, ib = mt.ia, mt.ib
+    for i, j in sorted(mt.ab.items()):
+        xa, xb = ia[i], ib[j]
+        d.pairs.append((xa.name, xb.name))
+        if xa.name != xb.name:
+            d.renamed.append((xa.name, xb.name))
+        changes = _compare_instr(A, x, i, B, y, j, mt, comp_ab, ig)
+        if changes:
+            d.changed.append(InstructionChange(xa, xb, changes))
+    d.matched = len(mt.ab)
+    d.removed = [ia[i] for i in range(len(ia)) if i not in mt.ab]
+    d.added = [ib[j] for j in range(len(ib)) if j not in mt.ba]
+    keys = list(dict.fromkeys(list(ca.attrs) + list(cb.attrs)))
+    for key in keys:
+        va, vb = ca.attrs.get(key), cb.attrs.get(key)
+        if va != vb:
+            d.attr_changes.append(Change("computation attribute", key,
+                                         None if va is None else str(va), None if vb is None else str(vb)))
+    if ca.is_entry != cb.is_entry:
+        d.attr_changes.append(Change("entry", "ENTRY", str(ca.is_entry).lower(), str(cb.is_entry).lower()))
+    return d
+
+
+def _compare_instr(A: _Side, x: int, i: int, B: _Side, y: int, j: int, mt: _Matcher, comp_ab: dict,
+                   ig) -> list[Change]:
+    xa, xb = mt.ia[i], mt.ib[j]
+    out: list[Change] = []
+    if xa.opcode != xb.opcode:
+        out.append(Change("opcode", None, xa.opcode, xb.opcode))
+    sa, sb = A.shape_text(xa.shape), B.shape_text(xb.shape)
+    if sa != sb:
+        out.append(Change("shape", None, sa, sb))
+    if xa.parameter_number != xb.parameter_number:
+        out.append(Change("parameter", None, str(xa.parameter_number), str(xb.parameter_number)))
+    if xa.is_root != xb.is_root:
+        out.append(Change("root", None, "ROOT" if xa.is_root else "not root", "ROOT" if xb.is_root else "not root"))
+    # operands, through the matching
+    oa, ob = mt.oa[i], mt.ob[j]
+    if len(oa) != len(ob) or any((mt.ab.get(p) != q) if p >= 0 and q >= 0 else (na != nb)
+                                 for p, q, na, nb in zip(oa, ob, xa.operands, xb.operands)):
+        out.append(Change("operands", None, "(" + ", ".join("%" + o for o in xa.operands) + ")",
+                          "(" + ", ".join("%" + o for o in xb.operands) + ")"))
+    if (xa.literal is not None or xb.literal is not None) and xa.literal != xb.literal:
+        out.append(Change("literal", None, _lit(xa.literal), _lit(xb.literal)))
+    # attributes
+    kinds = _kinds(xb.opcode)
+    keys = list(dict.fromkeys(list(xa.attrs) + list(xb.attrs)))
+    for key in keys:
+        if key == "metadata" and "metadata" in ig or key == "backend_config" and "backend_config" in ig:
+            continue
+        has_a, has_b = key in xa.attrs, key in xb.attrs
+        kind = "generic" if key in xb.unknown_attrs or key in xa.unknown_attrs else kinds.get(key)
+        if has_a and has_b and kind not in ("comp", "comps", "names") and _equal(xa.attrs[key], xb.attrs[key]):
+            continue
+        va = A.attr_value(xa, key, xa.attrs[key]) if has_a else None
+        vb = B.attr_value(xb, key, xb.attrs[key]) if has_b else None
+        if has_a and has_b and kind in ("comp", "comps"):
+            na = [xa.attrs[key]] if kind == "comp" else list(xa.attrs[key])
+            nb = [xb.attrs[key]] if kind == "comp" else list(xb.attrs[key])
+            pa = [A.comp_index.get(n) for n in na]
+            pb = [B.comp_index.get(n) for n in nb]
+            mapped = [comp_ab.get(p) if p is not None else None for p in pa]
+            if mapped == pb and None not in pb:
+                # same computations: changed only if one of them differs
+                if any(A.comp_fp[p] != B.comp_fp[q] for p, q in zip(pa, pb)):
+                    out.append(Change("calls", key, va, vb, note="body changed"))
+                continue
+            out.append(Change("calls", key, va, vb))
+            continue
+        if has_a and has_b and kind == "names":
+            ma = [mt.ab.get(A.index[x].get(n, -1)) for n in xa.attrs[key]]
+            mb = [B.index[y].get(n) for n in xb.attrs[key]]
+            if sorted(map(str, ma)) != sorted(map(str, mb)):
+                out.append(Change("attribute", key, va, vb))
+            continue
+        if va != vb:
+            out.append(Change("attribute", key, va, vb))
+    return out
+
+
+def _equal(x, y) -> bool:
+    try:
+        return bool(type(x) is type(y) and x == y)
+    except (TypeError, ValueError):  # values whose == is not a plain bool (arrays)
+        return False
+
+
+def _lit(lit: ir.Literal | None) -> str | None:
+    return None if lit is None else _short(format_literal(lit), 120)
+
+
+def _module_changes(A: _Side, B: _Side, ig) -> list[Change]:
+    a, b = A.m, B.m
+    kinds = {s.name: s.kind for s in HEADER_ATTRS}
+    out = []
+
+    def text(m: ir.Module, key: str):
+        if key not in m.attrs:
+            return None
+        v = m.attrs[key]
+        kind = kinds.get(key, "generic")
+        if kind == "program_shape" and "layouts" in ig:
+            return ("(" + ", ".join(P.shape_text(s, False) for s in v.params) + ")->" +
+                    P.shape_text(v.result, False))
+        return P.attr_value_text(kind, v)
+
+    for key in dict.fromkeys(list(a.attrs) + list(b.attrs)):
+        ta, tb = text(a, key), text(b, key)
+        if ta != tb:
+            out.append(Change("header", key, ta, tb))
+    if "metadata" not in ig and a.stack_frames != b.stack_frames:
+        out.append(Change("stack frames", "stack frames", _tables_summary(a), _tables_summary(b)))
+    return out
+
+
+def _tables_summary(m: ir.Module) -> str:
+    t = m.stack_frames
+    return (f"{len(t.file_names)} files, {len(t.function_names)} functions, "
+            f"{len(t.file_locations)} locations, {len(t.stack_frames)} frames")
+
+
+def to_json_text(result: DiffResult) -> str:
+    return json.dumps(result.to_json(), indent=2) + "\n"
