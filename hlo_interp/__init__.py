@@ -3,6 +3,13 @@
     >>> import hlo_interp
     >>> m = hlo_interp.parse(text)          # -> hlo_interp.ir.Module (raises HloError, located)
     >>> print(hlo_interp.to_text(m))        # canonical text
+    >>> outs = hlo_interp.run(m, x, w)      # list of NumPy arrays: the result's leaves
+    >>> hlo_interp.check(m)                 # verifier findings (empty: valid)
+    >>> hlo_interp.diff_modules(a, b).same  # structural diff of two modules
+    >>> hlo_interp.module_info(m)           # opcodes, costs, physical memory report
+    >>> hlo_interp.trace(m, x, w)           # first instruction that produced a NaN/Inf
+
+Submodules with more: hlo_interp.diff, .info, .graph, .debug, .layout.
 """
 from __future__ import annotations
 
@@ -12,9 +19,8 @@ from typing import Union
 from . import ir
 from .diagnostics import HloError
 
-__all__ = ["parse", "parse_all", "parse_file", "to_text", "format_text", "check", "run", "run_spmd", "register_custom_call",
-           "HloError",
-           "ir", "__version__"]
+__all__ = ["parse", "parse_all", "parse_file", "to_text", "format_text", "check", "run", "run_spmd",
+           "register_custom_call", "trace", "module_info", "diff_modules", "HloError", "ir", "__version__"]
 __version__ = "0.1.0"
 
 
@@ -85,3 +91,30 @@ def register_custom_call(name: str, fn) -> None:
     fn(*arrays, backend_config=str|None, shape=ir.Shape) -> array, or a tuple for a tuple shape."""
     from .ops.custom_call import register
     register(name, fn)
+
+
+def trace(module: Union[ir.Module, str], *args, **options):
+    """Run and stop at the first instruction that produced a NaN or Inf: a hlo_interp.debug.TraceReport
+    (.found, .finding with .instruction/.source/.path/.iterations, .render())."""
+    from .debug import trace as _trace
+    if isinstance(module, str):
+        module = parse(module)
+    return _trace(module, *args, **options)
+
+
+def module_info(module: Union[ir.Module, str], computation: str = None):
+    """Computations, opcode counts, signature, XLA-style costs and the physical memory report
+    (a hlo_interp.info.ModuleInfo; .to_json())."""
+    from .info import module_info as _module_info
+    if isinstance(module, str):
+        module = parse(module)
+    return _module_info(module, computation)
+
+
+def diff_modules(a: Union[ir.Module, str], b: Union[ir.Module, str], ignore=(), **options):
+    """Structural diff of two modules, robust to renumbering and reordering (a hlo_interp.diff.DiffResult:
+    .same, .to_json(), the text and HTML renderings).  ignore: metadata, backend_config, layouts, names."""
+    from .diff import diff_modules as _diff_modules
+    a = parse(a) if isinstance(a, str) else a
+    b = parse(b) if isinstance(b, str) else b
+    return _diff_modules(a, b, ignore, **options)

@@ -29,3 +29,29 @@ def test_public_api():
     assert hlo_interp.format_text(hlo_interp.to_text(m)) == hlo_interp.to_text(m)
     assert str(m) == hlo_interp.to_text(m)
     assert set(hlo_interp.__all__) >= {"parse", "parse_file", "to_text", "HloError"}
+    for name in hlo_interp.__all__:
+        assert hasattr(hlo_interp, name), name
+
+
+_DIV = """HloModule m
+ENTRY e {
+  x = f32[3] parameter(0)
+  z = f32[3] constant({0, 1, 2})
+  d = f32[3] divide(x, z)
+  ROOT n = f32[3] negate(d)
+}
+"""
+
+
+def test_top_level_tools_api():
+    """The one-call forms of the tools: diff_modules, module_info, trace (each also takes text)."""
+    import numpy as np
+    renamed = _DIV.replace("d = ", "q = ").replace("(d)", "(q)")
+    r = hlo_interp.diff_modules(_DIV, renamed)
+    assert r.same
+    changed = hlo_interp.diff_modules(_DIV, _DIV.replace("negate", "abs"))
+    assert not changed.same
+    info = hlo_interp.module_info(_DIV)
+    assert info.to_dict()["cost"]["flops"] == 6  # divide and negate: one flop per element each
+    rep = hlo_interp.trace(_DIV, np.array([0.0, 1.0, 2.0], np.float32))
+    assert rep.found and rep.finding.instruction == "d" and rep.finding.opcode == "divide"  # 0/0 = NaN
