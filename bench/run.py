@@ -2,12 +2,20 @@
 
     python3 bench/run.py [--rounds 10] [--process-rounds 5] [--models mlp,transformer,train,loop]
                          [--after] [--out bench/out/run.json]
+    python3 bench/run.py --after --models cnn_train,tf_train --out bench/out/run_models.json
 
 Programs (written in JAX; their HLO text is what hlo_interp runs):
   mlp          3-layer MLP, batch 256, hidden 1024 (1024 -> 1024 -> 1024 -> 10), relu
   transformer  2 pre-LN transformer blocks, seq 128, d_model 256, 4 heads, MLP 1024, gelu(tanh)
   train        one SGD step of the MLP with softmax cross-entropy (forward + backward + update)
   loop         a 10,000-iteration fori_loop of small vector work (f32[16])
+  cnn_train    one SGD step of a CNN (tools/jax_models.py; the golden case models/cnn_train_step_f32
+               at batch 32, 16x16x3 images, 16 channels): conv, max/avg pooling, batch norm, dense,
+               softmax cross-entropy, value_and_grad
+  tf_train     one Adam step of a transformer block (tools/jax_models.py; models/transformer_train_step_f32
+               at batch 4, seq 32, d_model 64, 2 heads, MLP 256, vocab 64)
+cnn_train and tf_train have no hand-written NumPy version (their backward passes would be a second
+implementation to trust): their figures are against XLA only.
 
 Each program also has a hand-written NumPy version (the same arithmetic, written as a NumPy user
 would).  Two figures per system:
@@ -42,6 +50,7 @@ import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
 
 LOOP_ITERS = 10_000
 
@@ -76,7 +85,34 @@ def make_inputs(model: str) -> list[np.ndarray]:
         return out
     if model == "loop":
         return [rs.randn(16).astype(np.float32), rs.randn(16).astype(np.float32)]
+    if model in JAX_MODELS:
+        return JAX_MODELS[model]()[1]
     raise ValueError(model)
+
+
+def _jax_models():
+    """name -> builder of (flat JAX function, flat inputs) for the models of tools/jax_models.py."""
+    def cnn_train():
+        import jax_models as jm
+        r = np.random.default_rng(0)
+        p = jm.cnn_params(r, hw=16, c=16)
+        x = r.standard_normal((32, 16, 16, 3)).astype(np.float32)
+        y = r.integers(0, 10, 32).astype(np.int32)
+        fn, leaves = jm.flat_fn(jm.cnn_train_step, p)
+        return fn, leaves + [x, y]
+
+    def tf_train():
+        import jax_models as jm
+        r = np.random.default_rng(0)
+        p = jm.tf_params(r, V=64, d=64, f=256, T=32)
+        tokens = r.integers(0, 64, (4, 32)).astype(np.int32)
+        targets = r.integers(0, 64, (4, 32)).astype(np.int32)
+        fn, leaves = jm.flat_fn(jm.tf_train_step, jm.tf_train_state(r, p))
+        return fn, leaves + [tokens, targets]
+    return {"cnn_train": cnn_train, "tf_train": tf_train}
+
+
+JAX_MODELS = _jax_models()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -151,6 +187,8 @@ NUMPY = {"mlp": np_mlp, "train": np_train, "transformer": np_transformer, "loop"
 
 
 def jax_fn(model: str):
+    if model in JAX_MODELS:
+        return JAX_MODELS[model]()[0]
     import jax
     import jax.numpy as jnp
 
@@ -219,8 +257,7 @@ def worker(kind: str, model: str, inp: str, out: str) -> None:
     else:
         import jax
         res = jax.jit(jax_fn(model))(*args)
-        res = jax.block_until_ready(res)
-        res = [np.asarray(r) for r in (res if isinstance(res, (tuple, list)) else [res])]
+        res = [np.asarray(r) for r in jax.tree_util.tree_leaves(jax.block_until_ready(res))]
     _save_npz(out, res)
 
 
@@ -282,8 +319,11 @@ def _median(xs):
 
 def bench_model(model: str, rounds: int, process_rounds: int, after: bool, have_jax: bool, tmp: Path) -> dict:
     import hlo_interp
-    inputs = make_inputs(model)
     row: dict = {"model": model}
+    if model in JAX_MODELS and not have_jax:
+        row["error"] = "needs jax (the model and its inputs are built by tools/jax_models.py)"
+        return row
+    inputs = make_inputs(model)
     text_path = tmp / f"{model}.hlo"
     if have_jax:
         text = hlo_text(model, inputs, after)
@@ -303,7 +343,7 @@ def bench_model(model: str, rounds: int, process_rounds: int, after: bool, have_
     module = hlo_interp.parse(text)
     row["instructions"] = sum(len(c.instructions) for c in module.computations)
 
-    npfn = NUMPY[model]
+    npfn = NUMPY.get(model)
     xfn = None
     if have_jax:
         import jax
@@ -321,10 +361,11 @@ def bench_model(model: str, rounds: int, process_rounds: int, after: bool, have_
         row["error"] = e.render().splitlines()[0] if hasattr(e, "render") else str(e)
         return row
     row["engine_first_call_s"] = t_first
-    ref_np = npfn(*inputs)
-    row["max_rel_err_vs_numpy"] = max_rel_err(got, ref_np)
+    if npfn is not None:
+        row["max_rel_err_vs_numpy"] = max_rel_err(got, npfn(*inputs))
     if xfn is not None:
-        row["max_rel_err_vs_xla"] = max_rel_err(got, [np.asarray(v) for v in _leaves(xfn())])
+        import jax
+        row["max_rel_err_vs_xla"] = max_rel_err(got, [np.asarray(v) for v in jax.tree_util.tree_leaves(xfn())])
 
     eng, nump, xla = [], [], []
     for r in range(rounds):
@@ -333,16 +374,19 @@ def bench_model(model: str, rounds: int, process_rounds: int, after: bool, have_
             if k == 0:
                 eng.append(_timed(lambda: hlo_interp.run(module, *inputs))[0])
             elif k == 1:
-                nump.append(_timed(lambda: npfn(*inputs))[0])
+                if npfn is not None:
+                    nump.append(_timed(lambda: npfn(*inputs))[0])
             elif xfn is not None:
                 xla.append(_timed(xfn)[0])
     row["engine_s"] = _median(eng)
-    row["numpy_s"] = _median(nump)
+    row["numpy_s"] = _median(nump) if nump else None
     row["xla_s"] = _median(xla) if xla else None
-    row["engine_over_numpy"] = _median([a / b for a, b in zip(eng, nump)])
+    if nump:
+        row["engine_over_numpy"] = _median([a / b for a, b in zip(eng, nump)])
     if xla:
         row["engine_over_xla"] = _median([a / b for a, b in zip(eng, xla)])
-        row["numpy_over_xla"] = _median([a / b for a, b in zip(nump, xla)])
+        if nump:
+            row["numpy_over_xla"] = _median([a / b for a, b in zip(nump, xla)])
     if model == "loop":
         per_iter = executed_per_iteration(module)
         row["instructions_per_iteration"] = per_iter
@@ -362,9 +406,10 @@ def bench_model(model: str, rounds: int, process_rounds: int, after: bool, have_
         cmds = {
             "engine": [sys.executable, "-m", "hlo_interp.cli_run", str(text_path), "--inputs", str(inp),
                        "--output", str(tmp / f"{model}.eng.npz"), "--print", "none"],
-            "numpy": [sys.executable, str(Path(__file__).resolve()), "--worker", "numpy", "--model", model,
-                      "--inputs", str(inp), "--output", str(tmp / f"{model}.np.npz")],
         }
+        if npfn is not None:
+            cmds["numpy"] = [sys.executable, str(Path(__file__).resolve()), "--worker", "numpy", "--model", model,
+                             "--inputs", str(inp), "--output", str(tmp / f"{model}.np.npz")]
         if have_jax:
             cmds["xla"] = [sys.executable, str(Path(__file__).resolve()), "--worker", "xla", "--model", model,
                            "--inputs", str(inp), "--output", str(tmp / f"{model}.xla.npz")]
@@ -379,7 +424,7 @@ def bench_model(model: str, rounds: int, process_rounds: int, after: bool, have_
                 times[k].append(t)
         for k, ts in times.items():
             row[f"process_{k}_s"] = _median(ts) if ts else None
-        if times["engine"] and times["numpy"]:
+        if times["engine"] and times.get("numpy"):
             row["process_engine_over_numpy"] = _median([a / b for a, b in zip(times["engine"], times["numpy"])])
         if times.get("xla") and times["engine"]:
             row["process_engine_over_xla"] = _median([a / b for a, b in zip(times["engine"], times["xla"])])

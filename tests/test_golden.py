@@ -214,7 +214,7 @@ if pytest is not None:
                     assert _valid_rule(m["compare"]) and m.get("compare_reason"), (d, m)
             for variant, reason in info.get("xla_artifact", {}).items():
                 assert variant in ("before", "after") and isinstance(reason, str) and len(reason) > 40, d
-        assert {"elementwise", "convert", "movement", "reduce", "dot", "control", "examples"} <= families
+        assert {"elementwise", "convert", "movement", "reduce", "dot", "control", "examples", "models"} <= families
 
     def test_compare_leaf_rules():
         """The comparison itself: NaN matches NaN, -0 is not +0, tolerances bite."""

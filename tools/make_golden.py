@@ -14,6 +14,10 @@ For each small program ("case", named ``<family>/<name>``) it writes ``tests/gol
     case.json      family, opcodes exercised, dtypes, the comparison rule, and per array its dtype
                    and how it is stored (see tests/golden/README.md)
 
+The `models` family holds whole programs (a CNN, a transformer, a GRU, linalg, fft, jax.random, ...;
+the networks are defined in tools/jax_models.py, which bench/run.py shares); ``Case.x64=False`` traces a
+case with jax_enable_x64 off (JAX's default), every other case with it on.
+
 Hand-written cases (``hlo=`` below) cover HLO that JAX never emits (TOTALORDER compares, `map`,
 `stochastic-convert`, integer `power`, the raw `conditional` out-of-range rule, negative dynamic-slice
 starts, `logistic`, ...).  They are parsed by XLA's own parser, converted to StableHLO and compiled
@@ -63,6 +67,8 @@ jax.config.update("jax_traceback_in_locations_limit", 0)
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO / "tests" / "golden"
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tools"))
+import jax_models as jm  # the networks of the `models` family, shared with bench/run.py
 
 # --------------------------------------------------------------------------------------------------
 # element types
@@ -298,6 +304,8 @@ class Case:
     # {"before"|"after": reason}: XLA's result for that text is an optimizer/codegen artefact that the
     # HLO as written does not have; tests/test_golden.py makes that variant a strict xfail
     xla_artifact: Optional[dict] = None
+    # False: traced with jax_enable_x64 off (JAX's default: s32 indices, 32-bit random bits)
+    x64: bool = True
 
     @property
     def family(self) -> str:
@@ -1260,7 +1268,313 @@ ENTRY main {
 """, [s32(i)], expect=[want])
 
 
-GENERATORS = [gen_elementwise, gen_convert, gen_movement, gen_reduce, gen_dot, gen_control, gen_examples]
+# ==================================================================================================
+# whole programs (issue 5, item 4): real JAX models, run from both the pre-optimization text and
+# XLA:CPU's optimized text (fusions, bitcasts, copies, LAPACK/DUCC custom calls)
+
+# Stated tolerances of the model family (each case's `note` says why it needs one).
+# f32 models: XLA's dots/convolutions accumulate in another order than NumPy's BLAS, XLA:CPU contracts
+# multiply+add into FMAs (one rounding instead of two: fact 24 of tests/golden/README.md), and its
+# exp/log/tanh/erf/rsqrt are approximations: a few f32 ulps per op, carried through the layers and the
+# backward pass.  Measured: every f32 model here agrees within rtol 2e-5 + atol 1e-6 (2.5x margin).
+MODEL_F32 = {"rtol": 5e-5, "atol": 2e-6}
+# bf16 activations (before.hlo only: XLA:CPU computes bf16 ops in f32 and keeps f32 intermediates inside
+# its fusions, excess precision, fact 13, while the text rounds each op to bf16; after.hlo spells the
+# converts out and matches exactly): 2 bf16 ulps, or an absolute 2e-2 (about one bf16 ulp of the
+# magnitude-2..4 activations, carried into outputs near zero)
+MODEL_BF16 = {"ulp": 2, "atol": 2e-2}
+
+
+# case name -> (jax PRNG implementation, _rng_program level): unsafe_rbg samples like rbg (both draw
+# their bits from rng-bit-generator) and differs in split/fold_in only
+RNG_IMPLS = {"threefry": ("threefry2x32", 2), "rbg": ("rbg", 1), "unsafe_rbg": ("unsafe_rbg", 0)}
+
+
+def _rng_program(impl, level):
+    """Key derivation and samplers of jax.random: level 0 key derivation and uniform f32 only, 1 adds
+    permutation (a sort on random keys) and normal (erf_inv), 2 every other sampler and more element
+    types (the optimized HLO of every sampler is long on CPU: each rng-bit-generator is expanded into its
+    Philox rounds, each threefry into its 20 rounds)."""
+    def f(raw):
+        key = jax.random.wrap_key_data(raw, impl=impl)
+        k1, k2, k3, k4, k5, k6 = jax.random.split(key, 6)
+        kf = jax.random.fold_in(key, 7)
+        out = {"split(3)": jax.random.key_data(jax.random.split(key, 3)), "fold_in(7)": jax.random.key_data(kf),
+               "uniform f32": jax.random.uniform(k1, (4, 8), F32)}
+        if level >= 1:
+            out.update({"permutation(16)": jax.random.permutation(k5, 16),
+                        "normal f32": jax.random.normal(kf, (4, 8), F32)})
+        if level >= 2:
+            out.update({"uniform f64 [-2,3)": jax.random.uniform(k2, (8,), F64, minval=-2.0, maxval=3.0),
+                        "randint s32": jax.random.randint(k3, (20,), -5, 100, dtype=np.int32),
+                        "bernoulli(0.3)": jax.random.bernoulli(k4, 0.3, (32,)),
+                        "categorical": jax.random.categorical(k6, jnp.log(jnp.array([0.1, 0.2, 0.3, 0.4], F32)),
+                                                              shape=(24,)),
+                        "normal bf16": jax.random.normal(k6, (8,), BF16)})
+        return tuple(out.values())
+    labels = ["split(3)", "fold_in(7)", "uniform f32"] + (["permutation(16)", "normal f32"] if level >= 1 else []) + \
+        (["uniform f64 [-2,3)", "randint s32", "bernoulli(0.3)", "categorical", "normal bf16"] if level >= 2 else [])
+    return f, labels
+
+
+def gen_models():
+    fam = "models"
+    r = np.random.default_rng(20261123)
+
+    # ---- CNN: conv NHWC + bias + relu, max pool, conv, batch norm (training mode), relu, avg pool, dense
+    p = jm.cnn_params(r)
+    x = r.standard_normal((4, 8, 8, 3)).astype(F32)
+    y = np.array([3, 0, 9, 5], np.int32)
+    note_f32 = ("f32 model: dots/convolutions accumulate in XLA's order (not NumPy's), XLA:CPU fuses "
+                "multiply+add into FMAs and exp/log/rsqrt are XLA's approximations; a few ulps per op, "
+                "carried through the layers (and the backward pass): rtol 5e-5, atol 2e-6")
+    fwd, leaves = jm.flat_fn(lambda p, x, y: (jm.cnn_logits(p, x), jm.cnn_loss(p, x, y)), p)
+    add(f"{fam}/cnn_forward_f32", fwd, leaves + [x, y], MODEL_F32, labels=["logits", "loss"], note=note_f32)
+
+    fn, leaves = jm.flat_fn(jm.cnn_train_step, p)
+    add(f"{fam}/cnn_train_step_f32", fn, leaves + [x, y], MODEL_F32, note=note_f32 +
+        "; grad of max pool (select-and-scatter), of avg pool and of batch norm")
+    pb = jax.tree_util.tree_map(lambda a: a.astype(BF16), p)
+    fwd, leaves = jm.flat_fn(lambda p, x, y: (jm.cnn_logits(p, x), jm.cnn_loss(p, x, y)), pb)
+    add(f"{fam}/cnn_forward_bf16", fwd, leaves + [x.astype(BF16), y], MODEL_BF16, labels=["logits", "loss"],
+        note="bf16 model: before.hlo rounds every op to bf16, XLA:CPU keeps f32 intermediates inside its "
+             "fusions (excess precision), so a value may land one bf16 ulp away and the next layers carry "
+             "it: 2 ulps or atol 2e-2 (after.hlo spells XLA's converts out and matches exactly)")
+
+    # ---- transformer block: embedding gather, layer norm, causal MHA, GELU MLP, residuals, xent
+    tp = jm.tf_params(r)
+    tokens = r.integers(0, 16, (2, 8)).astype(np.int32)
+    targets = np.concatenate([tokens[:, 1:], r.integers(0, 16, (2, 1)).astype(np.int32)], axis=1)
+    fwd, leaves = jm.flat_fn(lambda p, t, y: jm.tf_loss(p, t, y)[::-1], tp)
+    add(f"{fam}/transformer_forward_f32", fwd, leaves + [tokens, targets], MODEL_F32,
+        labels=["logits", "loss"], note=note_f32 + "; erf GELU")
+
+    fn, leaves = jm.flat_fn(jm.tf_train_step, jm.tf_train_state(r, tp))
+    add(f"{fam}/transformer_train_step_f32", fn, leaves + [tokens, targets], MODEL_F32,
+        note=note_f32 + "; value_and_grad, Adam update (sqrt/divide of small second moments)")
+
+    def tf_mixed(p, t, y):
+        (loss, logits), g = jax.value_and_grad(
+            lambda p: jm.tf_loss(p, t, y, bf16=True, approximate_gelu=True), has_aux=True)(p)
+        return logits, loss, jax.tree_util.tree_map(lambda a, b: a - 0.05 * b, p, g)
+    fn, leaves = jm.flat_fn(tf_mixed, tp)
+    add(f"{fam}/transformer_mixed_bf16", fn, leaves + [tokens, targets], MODEL_F32,
+        note="mixed precision (tanh GELU): matmul operands rounded to bf16, f32 accumulation and f32 results; "
+             "the bf16 roundings are exact conversions, the rest is an f32 model: rtol 5e-5, atol 2e-6")
+
+    # ---- GRU over time with lax.scan; a loss and its gradient (scan backwards)
+    gp = jm.gru_params(r)
+    xs = r.standard_normal((6, 2, 3)).astype(F32)
+    h0 = np.zeros((2, 4), F32)
+
+    def gru(p, xs, h0):
+        h, ys = jm.gru_run(p, xs, h0)
+        loss, g = jax.value_and_grad(lambda p: jnp.mean(jnp.square(jm.gru_run(p, xs, h0)[1])))(p)
+        return h, ys, loss, g
+    fn, leaves = jm.flat_fn(gru, gp)
+    add(f"{fam}/gru_scan_f32", fn, leaves + [xs, h0], MODEL_F32,
+        note="f32 GRU (sigmoid, tanh) over 6 steps and its gradient: XLA's tanh/logistic approximations, "
+             "carried through the recurrence: rtol 5e-5, atol 2e-6")
+
+    # ---- depthwise (feature_group_count) strided and dilated convolutions, and their gradients
+    #      (the backward pass of a grouped conv is a batch_group_count conv; of a strided one, lhs dilation)
+    dp = {"dw": (r.standard_normal((3, 3, 1, 8)) * 0.4).astype(F32),
+          "pw": (r.standard_normal((2, 2, 8, 6)) * 0.3).astype(F32),
+          "dense": (r.standard_normal((6, 3)) * 0.5).astype(F32)}
+    xd = r.standard_normal((2, 9, 9, 4)).astype(F32)
+    yd = np.array([2, 0], np.int32)
+
+    def dw_loss(p, x, y):
+        dn = ("NHWC", "HWIO", "NHWC")
+        h = lax.conv_general_dilated(x, p["dw"], (2, 2), "SAME", dimension_numbers=dn, feature_group_count=4)
+        h = jnp.tanh(h)
+        h = lax.conv_general_dilated(h, p["pw"], (1, 1), ((1, 0), (0, 1)), rhs_dilation=(2, 2),
+                                     dimension_numbers=dn)
+        h = jnp.mean(jax.nn.relu(h), axis=(1, 2))
+        return jm.xent(h @ p["dense"], y)
+    fn, leaves = jm.flat_fn(lambda p, x, y: jax.value_and_grad(dw_loss)(p, x, y), dp)
+    add(f"{fam}/cnn_depthwise_strided_grad_f32", fn, leaves + [xd, yd], MODEL_F32,
+        note=note_f32 + "; depthwise (feature_group_count=4, multiplier 2) stride-2 conv, rhs-dilated conv "
+        "with asymmetric padding, and their gradients (batch_group_count convolutions, lhs dilation)")
+
+    # ---- greedy decoding: a while loop until an end token (data-dependent trip count), embedding
+    #      gather, argmax, dynamic-update-slice into the output buffer
+    dec = {"emb": (r.standard_normal((12, 6)) * 0.8).astype(F32),
+           "wh": (r.standard_normal((6, 6)) * 0.5).astype(F32),
+           "wx": (r.standard_normal((6, 6)) * 0.5).astype(F32),
+           "out": (r.standard_normal((6, 12)) * 1.5).astype(F32)}
+
+    def decode(p, h0, start, eos):
+        def cond(c):
+            i, tok, _, buf = c
+            return jnp.logical_and(i < buf.shape[0], tok != eos)
+
+        def body(c):
+            i, tok, h, buf = c
+            h = jnp.tanh(h @ p["wh"] + p["emb"][tok] @ p["wx"])
+            nxt = jnp.argmax(h @ p["out"]).astype(np.int32)
+            return i + 1, nxt, h, lax.dynamic_update_index_in_dim(buf, nxt, i, 0)
+        return lax.while_loop(cond, body, (np.int32(0), start, h0, jnp.full((16,), -1, np.int32)))
+    fn, leaves = jm.flat_fn(decode, dec)
+    for k, (st, eos) in enumerate(((3, 7), (5, 0))):
+        h0 = (r.standard_normal(6) * 0.5).astype(F32)
+        add(f"{fam}/greedy_decode_{k}", fn, leaves + [h0, np.int32(st), np.int32(eos)], MODEL_F32,
+            labels=["steps", "last token", "state", "tokens"],
+            note="a while loop that stops at an end token: the integer outputs (steps, tokens) are exact, "
+                 "the f32 state is an f32 model (tanh): rtol 5e-5, atol 2e-6")
+    add(f"{fam}/greedy_decode_0_x32", fn, leaves + [CASES[f"{fam}/greedy_decode_0"].args[-3], np.int32(3),
+                                                     np.int32(7)], MODEL_F32, x64=False,
+        labels=["steps", "last token", "state", "tokens"],
+        note="greedy_decode_0 traced with jax_enable_x64 off (JAX's default: s32 gather indices and argmax); "
+             "f32 state: rtol 5e-5, atol 2e-6")
+
+    # ---- sorting and scans in a program: sort with NaN and -0 (XLA:CPU rewrites the float comparator into
+    #      integer compares of bitcast values), stable argsort, top_k, median, cumulative sum/product/max
+    xs_ = fcast([3.5, -1.0, np.nan, 0.0, -0.0, 2.0, -7.25, np.inf, 2.0, -np.inf, 1e-3, 5.0, -1.0, 0.25, 9.0, 4.0],
+                F32).reshape(2, 8)
+    add(f"{fam}/sort_topk_scan_f32",
+        lambda x: (jnp.sort(x, axis=-1), jnp.argsort(x, axis=-1, stable=True), lax.top_k(x, 3),
+                   jnp.median(jnp.nan_to_num(x, posinf=50.0, neginf=-50.0), axis=-1),
+                   jnp.cumsum(x[:, :5], axis=-1), jnp.cumprod(x[:, :5], axis=-1), lax.cummax(x, axis=1),
+                   jnp.argmax(x, axis=-1), jnp.argmin(x, axis=-1)),
+        [xs_], EXACT, labels=["sort", "argsort", "top_k values", "top_k indices", "median", "cumsum", "cumprod",
+                              "cummax", "argmax", "argmin"],
+        note="sorting, selection and short scans of exactly representable values: exact")
+
+    # ---- while loop with a data-dependent trip count: Newton's sqrt until converged, Collatz steps
+    def newton(a, n):
+        def cond(c):
+            i, _, done = c
+            return jnp.logical_and(i < 50, jnp.logical_not(done))
+
+        def body(c):
+            i, x, _ = c
+            nx = 0.5 * (x + a / x)
+            return i + 1, nx, jnp.all(jnp.abs(nx - x) <= 1e-6 * jnp.abs(nx))
+        i, x, _ = lax.while_loop(cond, body, (np.int32(0), jnp.maximum(a, 1.0), False))
+
+        def ccond(c):
+            return jnp.any(c[0] != 1)
+
+        def cbody(c):
+            v, k = c
+            nv = jnp.where(v % 2 == 0, v // 2, 3 * v + 1)
+            return jnp.where(v == 1, v, nv), k + (v != 1).astype(np.int32)
+        _, k = lax.while_loop(ccond, cbody, (n, jnp.zeros_like(n)))
+        return i, x, k
+    add(f"{fam}/while_dynamic_trip_count", newton,
+        [np.array([2.0, 9.0, 1e4, 0.25, 3.0, 1e-3, 7.5, 100.0], F32), np.array([1, 6, 7, 27, 97, 871], np.int32)],
+        EXACT, labels=["newton iterations", "sqrt", "collatz steps"],
+        note="add/multiply/divide/compare only: exact")
+
+    # ---- linalg (LAPACK custom calls on CPU)
+    def spd(n, dt, key):
+        rr = _seed("spd", key)
+        a = rr.standard_normal((n, n))
+        if np.dtype(dt).kind == "c":
+            a = a + 1j * rr.standard_normal((n, n))
+        return (a @ a.conj().T + n * np.eye(n)).astype(dt)
+
+    def gen(n, dt, key, m=None):
+        rr = _seed("gen", key)
+        a = rr.standard_normal((n, m or n))
+        if np.dtype(dt).kind == "c":
+            a = a + 1j * rr.standard_normal((n, m or n))
+        return (a + 2 * np.eye(n, m or n)).astype(dt)
+
+    # measured: every linalg case agrees within a twentieth of these (f32/c64) or a hundredth (f64)
+    linalg_tol = {F32: {"rtol": 2e-5, "atol": 2e-6}, F64: {"rtol": 1e-11, "atol": 1e-13},
+                  C64: {"rtol": 2e-5, "atol": 2e-6}}
+    lnote = ("LAPACK factorizations: the same algorithm in another blocking or BLAS (and NumPy's linalg "
+             "computes f32 in f64) gives results within a few ulps times the condition number (matrices "
+             "here are well conditioned)")
+    for dt in (F32, F64, C64):
+        tol = linalg_tol[dt]
+        nm = hname(dt)
+        every_op = dt != C64  # c64: a few
+        a = gen(5, dt, "qr" + nm, 4)
+        add(f"{fam}/linalg_qr_{nm}", lambda a: (jnp.linalg.qr(a), jnp.linalg.qr(a, mode="complete")), [a], tol,
+            labels=["Q reduced", "R reduced", "Q complete", "R complete"], note=lnote)
+        add(f"{fam}/linalg_cholesky_{nm}", jnp.linalg.cholesky, [spd(5, dt, "chol" + nm)], tol, note=lnote)
+        b = gen(5, dt, "rhs" + nm, 2)
+        add(f"{fam}/linalg_solve_{nm}", jnp.linalg.solve, [gen(5, dt, "solve" + nm), b], tol, note=lnote)
+        add(f"{fam}/linalg_eigh_{nm}", lambda a: jnp.linalg.eigh(a), [spd(4, dt, "eigh" + nm)], tol,
+            labels=["eigenvalues", "eigenvectors"], note=lnote)
+        if not every_op:
+            continue
+        add(f"{fam}/linalg_svd_{nm}",
+            lambda a: (jnp.linalg.svd(a, full_matrices=False), jnp.linalg.svd(a, compute_uv=False)),
+            [gen(5, dt, "svd" + nm, 3)], tol, labels=["U", "S", "Vh", "S only"], note=lnote)
+        add(f"{fam}/linalg_lu_{nm}", jax.scipy.linalg.lu, [gen(4, dt, "lu" + nm)], tol, labels=["P", "L", "U"],
+            note=lnote)
+        add(f"{fam}/linalg_inv_{nm}", jnp.linalg.inv, [gen(4, dt, "inv" + nm)], tol, note=lnote)
+        add(f"{fam}/linalg_det_slogdet_{nm}",
+            lambda a, b: (jnp.linalg.det(a), jnp.linalg.slogdet(a), jnp.linalg.slogdet(b)),
+            [gen(4, dt, "det" + nm), -gen(3, dt, "det2" + nm)], tol,
+            labels=["det", "sign", "logabsdet", "sign2", "logabsdet2"], note=lnote)
+        tri = np.tril(gen(4, dt, "tri" + nm))
+        add(f"{fam}/linalg_triangular_solve_{nm}",
+            lambda l, b: (jax.scipy.linalg.solve_triangular(l, b, lower=True),
+                          jax.scipy.linalg.solve_triangular(l, b, lower=True, trans=1),
+                          jax.scipy.linalg.solve_triangular(l.T, b, lower=False, unit_diagonal=True)),
+            [tri, gen(4, dt, "trib" + nm, 3)], tol, labels=["L x = b", "L^T x = b", "unit U x = b"], note=lnote)
+
+    # ---- batched linalg: a leading batch dimension (num_batch_dims=1; the LAPACK custom calls loop over
+    #      it).  (svd is not in it: see linalg_svd_*; hlo_interp computes f32 SVDs in f64, whose singular
+    #      vectors' signs differ from sgesdd's on some matrices)
+    rr = _seed("batched", "f32")
+    a = (rr.standard_normal((3, 4, 4)) + 3 * np.eye(4)).astype(F32)
+    h = (a @ np.swapaxes(a, -1, -2) + 4 * np.eye(4)).astype(F32)
+    add(f"{fam}/linalg_batched_f32",
+        lambda a, h: (jnp.linalg.qr(a), jnp.linalg.eigh(h), jnp.linalg.det(a),
+                      jax.scipy.linalg.solve_triangular(jnp.linalg.cholesky(h), a, lower=True)),
+        [a, h], linalg_tol[F32], labels=["Q", "R", "eigenvalues", "eigenvectors", "det", "cholesky solve"],
+        note=lnote + "; a batch of 3 matrices")
+
+    # ---- fft (DUCC on CPU)
+    fnote = ("FFT: XLA's DUCC and NumPy's pocketfft sum in other orders; the error of a bin is relative to "
+             "the input's norm, not to the bin, so small bins need an absolute bound: atol 2e-5 (f32) or "
+             "1e-13 (f64), for inputs of norm ~14; measured within a twentieth (f32), a hundredth (f64)")
+    for dt in (F32, F64):
+        tol = {"rtol": 1e-5, "atol": 2e-5} if dt == F32 else {"rtol": 1e-12, "atol": 1e-13}
+        nm = hname(dt)
+        cdt = C64 if dt == F32 else C128
+        rr = _seed("fft", nm)
+        xr = rr.standard_normal((4, 8, 6)).astype(dt)
+        xc = (rr.standard_normal((4, 8, 6)) + 1j * rr.standard_normal((4, 8, 6))).astype(cdt)
+        add(f"{fam}/fft_real_{nm}",
+            lambda x: (jnp.fft.fft(x), jnp.fft.rfft(x), jnp.fft.irfft(jnp.fft.rfft(x), n=6), jnp.fft.fft2(x),
+                       jnp.fft.fftn(x), jnp.fft.rfftn(x), jnp.fft.irfftn(jnp.fft.rfftn(x), s=x.shape),
+                       jnp.fft.rfft(x, n=10), jnp.fft.ifft(x, axis=1)),
+            [xr], tol, labels=["fft", "rfft", "irfft(rfft)", "fft2", "fftn", "rfftn", "irfftn(rfftn)",
+                               "rfft n=10", "ifft axis 1"], note=fnote)
+        add(f"{fam}/fft_complex_{hname(cdt)}",
+            lambda x: (jnp.fft.fft(x), jnp.fft.ifft(x), jnp.fft.fft2(x), jnp.fft.ifft2(x), jnp.fft.fftn(x),
+                       jnp.fft.ifftn(x), jnp.fft.irfft(x), jnp.fft.irfft(x, n=7), jnp.fft.fft(x, n=5, axis=0)),
+            [xc], tol, labels=["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "irfft", "irfft n=7",
+                               "fft n=5 axis 0"], note=fnote)
+
+    # ---- random numbers: threefry (default) and the rbg / unsafe_rbg implementations
+    for nm, (impl, level) in RNG_IMPLS.items():
+        f, labels = _rng_program(impl, level)
+        kd = np.asarray(jax.random.key_data(jax.random.key(42, impl=impl)))
+        rule_n32 = ({"rtol": 1e-5, "atol": 1e-6}, ("normal = sqrt(2) * erf_inv(uniform): erf_inv is a "
+                                                   "polynomial approximation (XLA's and ours agree to a few "
+                                                   "f32 ulps)"))
+        rule_nb = ({"ulp": 1, "atol": 0}, ("normal bf16: computed in f32 then rounded; one f32 ulp of "
+                                           "erf_inv may flip the bf16 rounding"))
+        rule_u64 = ({"rtol": 0, "atol": 1e-15}, ("uniform f64 in [-2, 3) is u * 5 + -2 with u in [0, 1): "
+                                                 "XLA:CPU fuses the multiply-add into one FMA (one rounding; "
+                                                 "checked: all 8 values equal the exactly rounded u * 5 - 2), "
+                                                 "the text says two roundings: |error| <= half an ulp of 5 "
+                                                 "plus half an ulp of 3 < 1e-15"))
+        add(f"{fam}/random_{nm}", f, [kd], EXACT, labels=labels,
+            out_compare={k: rule for k, rule in ((4, rule_n32), (5, rule_u64), (9, rule_nb)) if k < len(labels)},
+            note=f"jax.random with impl={impl}: key derivation and the samplers are bit-exact, except normal "
+                 "(erf_inv) and f64 uniform with a scale (FMA): tolerance per output")
+
+
+GENERATORS = [gen_elementwise, gen_convert, gen_movement, gen_reduce, gen_dot, gen_control, gen_examples, gen_models]
 
 
 # ==================================================================================================
@@ -1279,7 +1593,11 @@ def _backend():
 
 def run_jax(case: Case):
     jf = jax.jit(case.fn, keep_unused=True)
-    lowered = jf.lower(*case.args)
+    jax.config.update("jax_enable_x64", case.x64)
+    try:
+        lowered = jf.lower(*case.args)
+    finally:
+        jax.config.update("jax_enable_x64", True)
     before = lowered.as_text(dialect="hlo")
     compiled = lowered.compile()
     after = compiled.as_text()
@@ -1408,6 +1726,8 @@ def write_case(case: Case, out_dir: Path, cmp) -> dict:
         outs_meta[k]["compare_reason"] = reason
     if case.xla_artifact:
         info["xla_artifact"] = dict(case.xla_artifact)
+    if not case.x64:
+        info["x64"] = False  # traced with jax_enable_x64 off
     (d / "case.json").write_text(json.dumps(info, indent=1) + "\n")
     problem = _check_expect(case, leaves, cmp)
     return {"problem": problem}
