@@ -169,7 +169,11 @@ _op("collective-permute collective-permute-start", VARIADIC,
     "channel_id:int source_target_pairs:int_lists! slice_sizes:int_lists", family="collective")
 _op("collective-broadcast", VARIADIC, _COLL, family="collective")
 _op("collective-reduce", VARIADIC, _COLL + " to_apply:comp", family="collective")
-_op("shuffle", 1, family="collective")
+# shuffle (xla/shuffle.h; HloShuffleInstruction): `dimensions={0,1}, mode=rotate, shifts={1,2}`,
+# `dimensions={0}, mode=permute, indices=s32[3,1]{1,0} { {2}, {0}, {1} }`, and
+# `dimensions={1}, mode=multi_rotate, multi_shifts=s32[2,1]{1,0} { {1}, {2} }`.
+_op("shuffle", 1, "dimensions:ints! mode:enum! shifts:ints indices:int_literal multi_shifts:int_literal",
+    family="movement")
 
 # Attributes any instruction may carry, in XLA's printing order (after the opcode's own ones).
 COMMON_ATTRS = _specs("sharding:sharding frontend_attributes:frontend control-predecessors:names "
@@ -496,6 +500,63 @@ def _d_sharding(v):
     raise _Bad("expected a sharding like {replicated}")
 
 
+class AttrLiteral(ir.Literal):
+    """An integer array literal written as an attribute value (shuffle's indices= and multi_shifts=).
+    It prints as XLA prints such a literal, shape with layout then the one-line body:
+    `s32[3,1]{1,0} { {2}, {0}, {1} }`."""
+
+    def __str__(self) -> str:
+        from .syntax.literals import format_literal
+        from .syntax.printer import shape_text
+        return shape_text(self.shape) + " " + format_literal(self)
+
+
+def _d_int_literal(v):
+    """`s32[3,1]{1,0} { {2}, {0}, {1} }` -> AttrLiteral (an integer array; default layout if none)."""
+    if not (isinstance(v, ir.GShapedValue) and isinstance(v.shape, ir.ArrayShape)):
+        raise _Bad("expected an integer array literal like s32[2]{0} {1, 0}")
+    shape = ir.with_default_layouts(v.shape)
+    et = shape.element_type
+    if et.kind not in ("sint", "uint") or et.dtype is None:
+        raise _Bad(f"expected an integer literal, got element type {et.name}")
+    if any(shape.dynamic):
+        raise _Bad("a literal cannot have dynamic dimensions")
+    flat: list[int] = []
+
+    rank = len(shape.dims)
+
+    def walk(x, level: int) -> None:
+        if level == rank:
+            if not _is_int(x):
+                raise _Bad(f"expected an integer at nesting level {level}")
+            flat.append(x)
+            return
+        if not isinstance(x, ir.GBraces):
+            raise _Bad(f"expected a nested list of rank {rank} (dimensions "
+                       f"{list(shape.dims)}), found a scalar at nesting level {level}")
+        if len(x.items) != shape.dims[level]:
+            raise _Bad(f"expected {shape.dims[level]} elements at nesting level {level} (dimensions "
+                       f"{list(shape.dims)}), found {len(x.items)}")
+        if level == rank - 1 and set(map(type, x.items)) <= {int}:
+            flat.extend(x.items)  # the innermost list, all integers (bool is not int's type)
+            return
+        for item in x.items:
+            walk(item, level + 1)
+
+    walk(v.value, 0)
+    from .syntax.literals import int_range
+    lo, hi = int_range(et)
+    bad = next((x for x in flat if not lo <= x <= hi), None)
+    if bad is not None:
+        raise _Bad(f"value {bad} is out of range for {et.name} [{lo}, {hi}]")
+    import numpy as np
+    if et.bits == 64:
+        arr = np.array([x & 0xFFFFFFFFFFFFFFFF for x in flat], dtype=np.uint64).view(et.dtype)
+    else:
+        arr = np.array(flat, dtype=np.int64).astype(et.dtype)
+    return AttrLiteral(shape, arr.reshape(shape.dims))
+
+
 DECODERS: dict[str, Callable[[Any], Any]] = {
     "int": _d_int, "bool": _d_bool, "float": _d_float, "string": _d_string, "enum": _d_enum,
     "comp": _d_comp, "comps": _d_comps, "names": _d_names, "ints": _d_ints, "bools": _d_bools,
@@ -504,7 +565,7 @@ DECODERS: dict[str, Callable[[Any], Any]] = {
     "shape": _d_shape, "shapes": _d_shapes, "program_shape": _d_program_shape, "alias": _d_alias,
     "alias_compact": _d_alias,
     "metadata": _d_metadata, "frontend": _d_frontend, "backend_config": _d_backend_config,
-    "raw": _d_raw, "generic": _d_generic, "sharding": _d_sharding,
+    "raw": _d_raw, "generic": _d_generic, "sharding": _d_sharding, "int_literal": _d_int_literal,
 }
 
 

@@ -388,12 +388,6 @@ def test_collective_reduce(t, dtype, op):
     assert got[1][0].dtype == np.dtype(dtype)
 
 
-def test_shuffle_still_refused():
-    text = "HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT s = f32[4] shuffle(x)\n}\n"
-    with pytest.raises(HloError, match="unsupported opcode 'shuffle'"):
-        hlo_interp.run(text, np.zeros(4, np.float32))
-
-
 # --------------------------------------------------------------------------------------------------
 # send / recv with the host (is_host_transfer=true)
 

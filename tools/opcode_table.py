@@ -82,7 +82,8 @@ NOTES = {
     "collective-permute": "non-targets get zeros; in-place form (buffers, offsets, slice sizes)",
     "collective-reduce": "result on each group's first device, zeros elsewhere (XLA leaves them unwritten)",
     "scaled-dot": "XLA's ScaledDotRewriter lowering: scale, then dot",
-    "shuffle": "refused: no text form or semantics in the spec or XLA's sources",
+    "shuffle": "rotate, permute (out-of-range coordinates clamp, as its gather lowering), multi_rotate; "
+               "from XLA's sources and tests (jaxlib 0.10.2 has no shuffle)",
     "ragged-all-to-all": "documented semantics (XLA:CPU does not run it)",
     "bitcast": "physical layouts: tiles T(..)(..), *, packed E(n), sub-byte tiles, L(n) padding; M(n)/sparse refused",
     "send": "within one module by channel_id; is_host_transfer: host queues (--host-send)",

@@ -47,8 +47,6 @@ Semantics:
     see _permute_in_place.
   * collective-reduce: the all-reduce of the group, written to its first participant only (the
     others get zeros: XLA leaves them unwritten); see _k_collective_reduce.
-Not supported (raise): shuffle (a data-movement op whose text syntax and permute-index form are not
-in the XLA sources at hand; see the report of issue 5).
 """
 from __future__ import annotations
 
