@@ -51,7 +51,7 @@ def test_text_format_locates_the_finding(tmp_path):
 
 
 def test_valid_files_exit_0_and_notes_do_not_fail():
-    files = [ELIDED, CORPUS / "jax" / "dot_matmul.before.hlo", CORPUS / "handwritten" / "async_generic_forms.hlo"]
+    files = [ELIDED, CORPUS / "jax" / "dot_matmul.before.hlo", CORPUS / "handwritten" / "async_syntax_sugar.hlo"]
     r = hlo(*files)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "note[N001]: constant constant.1 has an elided value {...}" in r.stdout

@@ -28,8 +28,21 @@ needs_infer = pytest.mark.skipif(not HAS_INFER, reason="hlo_interp.shapes.infer 
 # of the instructions at fault.  The checker must find an error on exactly those lines.
 KNOWN_INVALID = {
     # reduce-scatter with channel_id and no use_global_device_ids is cross-replica-and-partition:
-    # 2 replicas x 2 partitions = 4 shards of 128, not 64
-    "collectives_all.hlo": {18},
+    # 2 replicas x 2 partitions = 4 shards of 128, not 64; and the all-reduce with
+    # use_global_device_ids=true (flattened ids) names 4 ids, not replica_count*num_partitions = 8
+    # (and the all-reduces mix constrain_layout=true with unconstrained ones, line 13)
+    "collectives_all.hlo": {12, 13, 18},
+    # b(...) buffer shapes: "Seen buffers while buffers aren't allowed in this context"
+    "shapes_buffer.hlo": {5, 6},
+    # after-all of f32 values: "'stablehlo.after_all' op operand #0 must be variadic of token"
+    "misc_tokens_barriers.hlo": {7, 9},
+    # triangular-solve without transpose_a: "Invalid transpose option value for triangular solve"
+    "linalg_triangular_cholesky.hlo": {9},
+    # recv/recv-done without channel_id: "'stablehlo.recv' op requires attribute 'channel_handle'"
+    "send_recv.hlo": {15, 16},
+    # an async wrapped computation with a copy besides its parameters and root
+    # (VerifyAsyncComputation: "expected to contain only the root and parameter instructions")
+    "async_generic_forms.hlo": {8},
     # batch_group_count=8 does not divide the input batch dimension (4)
     "conv_dim_labels_groups.hlo": {15},
     # a variadic scatter of f32 and bf16 operands: "Seen floating point types of different precisions"
@@ -409,7 +422,7 @@ CASES = [
     Case("all-gather-result", J + "smap_all_gather_tiled.before.hlo", "ROOT all_gather.1 = f32[8,32]{1,0}",
          "ROOT all_gather.1 = f32[8,16]{1,0}", "E102", "all_gather.1 = f32",
          "the result gathers 4 shards along dimension 1, but the replica group size is 8", infer=True),
-    Case("iota-replica-groups-repeat", H + "collectives_all.hlo", "replica_groups=[2,2]<=[4]",
+    Case("iota-replica-groups-repeat", H + "replica_groups_forms.hlo", "replica_groups=[2,4]<=[8]",
          "replica_groups={{0,1},{1,2}}", "E401", "replica_groups={{0,1},{1,2}}", "replica 1 is repeated"),
     Case("sharding-rank", J + "gspmd_jit_sharded_2d_constraint.before.hlo", "sharding={devices=[2,4]<=[4,2]T(1,0)}",
          "sharding={devices=[2,2,2]<=[4,2]T(1,0)}", "E404", "sharding={devices=[2,2,2]",
@@ -427,11 +440,11 @@ CASES = [
     Case("drop-root", J + "dot_matmul.before.hlo", "ROOT dot_general.1", "dot_general.1", "N002",
          "dot_general.1 = f32", "marks no instruction ROOT; the last one, dot_general.1, is the root"),
     Case("signature-result", J + "composite.after.hlo", "ENTRY %main.2 (x.1: f32[4]) -> f32[4] {",
-         "ENTRY %main.2 (x.1: f32[4]) -> f32[5] {", "E204", "%main.2 (x.1",
-         "computation main.2 declares result f32[5], but its ROOT broadcast_add_fusion has shape f32[4]"),
+         "ENTRY %main.2 (x.1: f32[4]) -> f32[5] {", "E204", "-> ^f32[5] {",
+         "computation main.2 declares result f32[5], but its ROOT broadcast_add_fusion (line 28) has shape f32[4]"),
     Case("signature-parameter", J + "composite.after.hlo", "ENTRY %main.2 (x.1: f32[4]) -> f32[4] {",
-         "ENTRY %main.2 (x.1: s32[4]) -> f32[4] {", "W201", "%main.2 (x.1",
-         "gives parameter x.1 shape s32[4], but parameter(0) x.1 has shape f32[4]"),
+         "ENTRY %main.2 (x.1: s32[4]) -> f32[4] {", "W201", "(^x.1: s32[4])",
+         "gives parameter x.1 shape s32[4], but parameter(0) x.1 (line 27) has shape f32[4]"),
     Case("signature-parameter-count", J + "composite.after.hlo", "ENTRY %main.2 (x.1: f32[4]) -> f32[4] {",
          "ENTRY %main.2 (x.1: f32[4], y: f32[]) -> f32[4] {", "W201", "%main.2 (x.1",
          "the signature of main.2 lists 2 parameter(s), the computation has 1"),
@@ -450,14 +463,14 @@ CASES = [
     # ---- module header
     Case("entry-layout-param-shape", J + "dot_matmul.before.hlo",
          "entry_computation_layout={(f32[4,8]{1,0}, f32[8,3]{1,0})", "entry_computation_layout={(f32[4,9]{1,0}, f32[8,3]{1,0})",
-         "E501", "entry_computation_layout=", "gives parameter 0 shape f32[4,9], but parameter(0) of main.1 is f32[4,8]"),
+         "E501", "={(^f32[4,9]", "gives parameter 0 shape f32[4,9], but parameter(0) a.1 of main.1 (line 4) is f32[4,8]"),
     Case("entry-layout-param-count", J + "dot_matmul.before.hlo",
          "entry_computation_layout={(f32[4,8]{1,0}, f32[8,3]{1,0})", "entry_computation_layout={(f32[4,8]{1,0})",
          "E501", "entry_computation_layout=", "entry_computation_layout has 1 parameter(s), the entry computation main.1 has 2"),
     Case("entry-layout-result", J + "dot_matmul.before.hlo", "->f32[4,3]{1,0}}", "->f32[4,3,1]{2,1,0}}",
-         "E501", "entry_computation_layout=", "gives result f32[4,3,1], but the ROOT of main.1 is f32[4,3]"),
+         "E501", "->^f32[4,3,1]", "gives result f32[4,3,1], but the ROOT dot_general.1 of main.1 (line 6) is f32[4,3]"),
     Case("entry-layout-bad-layout", J + "dot_matmul.before.hlo", "->f32[4,3]{1,0}}", "->f32[4,3]{0,0}}",
-         "E301", "", "entry_computation_layout: layout {0,0} of f32[4,3] repeats a dimension"),
+         "E301", "->^f32[4,3]{0,0}", "entry_computation_layout: layout {0,0} of f32[4,3] repeats a dimension"),
     Case("alias-param-out-of-range", J + "donate_inplace.after.hlo", "{0}: (0, {}, may-alias)", "{0}: (2, {}, may-alias)",
          "E502", "input_output_alias=", "parameter 2 does not exist (main.1 has 2 parameter(s))"),
     Case("alias-output-out-of-range", J + "donate_inplace.after.hlo", "{0}: (0, {}, may-alias)",
@@ -489,6 +502,102 @@ CASES = [
          "has no users"),
     Case("sparse-layout-field", J + "dot_matmul.before.hlo", "a.1 = f32[4,8]{1,0}", "a.1 = f32[4,8]{1,0:#(u32)}",
          "E303", "a.1 = f32", "a.1: layout of f32[4,8] has #(index type), but the array is not sparse"),
+    # ---- rules added from XLA's HloVerifier (the entry signature, channels, buffers, ...)
+    Case("entry-layout-second-param", J + "dot_matmul.before.hlo",
+         "entry_computation_layout={(f32[4,8]{1,0}, f32[8,3]{1,0})", "entry_computation_layout={(f32[4,8]{1,0}, f32[3,8]{1,0})",
+         "E501", ", ^f32[3,8]{1,0})", "gives parameter 1 shape f32[3,8], but parameter(1) b.1 of main.1 (line 5) is f32[8,3]"),
+    Case("signature-second-param", H + "computation_signatures_mixed.hlo", "(lhs: f32[], rhs: f32[]) -> f32[]",
+         "(lhs: f32[], rhs: s32[]) -> f32[]", "W201", "^rhs: s32[]",
+         "the signature of max_f32 gives parameter rhs shape s32[], but parameter(1) rhs (line 6) has shape f32[]"),
+    Case("compare-type", J + "binary_fmax_f32.before.hlo", "compare(Arg_0.3, Arg_1.3), direction=GT",
+         "compare(Arg_0.3, Arg_1.3), direction=GT, type=SIGNED", "E111", "type=SIGNED",
+         "compare of f32 operands takes type=FLOAT or TOTALORDER, not type=SIGNED"),
+    Case("compare-type-unsigned", J + "binary_pow_s32.before.hlo", "compare(Arg_0.3, broadcast.3), direction=NE",
+         "compare(Arg_0.3, broadcast.3), direction=NE, type=UNSIGNED", "E111", "type=UNSIGNED",
+         "compare of s32 operands takes type=SIGNED, not type=UNSIGNED"),
+    Case("buffer-shape", J + "dot_matmul.before.hlo", "a.1 = f32[4,8]{1,0} parameter(0)",
+         "a.1 = b(f32[4,8]{1,0}) parameter(0)", "E112", "a.1 = b(",
+         "a.1 has the buffer shape b(f32[4,8]); XLA's verifier rejects buffer shapes"),
+    Case("buffer-of-tuple", J + "dot_matmul.before.hlo", "a.1 = f32[4,8]{1,0} parameter(0)",
+         "a.1 = b((f32[4,8]{1,0}, f32[2])) parameter(0)", "E112", "a.1 = b(",
+         "a.1: b((f32[4,8], f32[2])): a buffer shape must wrap an array shape (XLA's parser rejects b() of a tuple)"),
+    Case("composite-without-name", H + "call_map_composite.hlo", 'frontend_attributes={composite.name="foo.baz"}',
+         'frontend_attributes={composite.nam="foo.baz"}', "E113", "frontend_attributes={composite.nam",
+         "comp2: a composite call needs frontend_attributes with a non-empty composite.name"),
+    Case("composite-version", H + "call_map_composite.hlo", 'composite.version="1"', 'composite.version="v1"',
+         "E113", "frontend_attributes={composite.attributes", 'composite.version must be a non-negative integer, is "v1"'),
+    Case("output-operand-aliasing-operand", H + "custom_call_all_attrs.hlo",
+         "output_to_operand_aliasing={{0}: (1, {}), {1}: (0, {0})}", "output_to_operand_aliasing={{0}: (2, {}), {1}: (0, {0})}",
+         "E114", "output_to_operand_aliasing=", "output_to_operand_aliasing {0}: (2, {}): operand 2 does not exist "
+         "(aliasing has 2 operand(s))"),
+    Case("output-operand-aliasing-shape", H + "custom_call_all_attrs.hlo",
+         "output_to_operand_aliasing={{0}: (1, {}), {1}: (0, {0})}", "output_to_operand_aliasing={{2}: (1, {}), {1}: (0, {0})}",
+         "E114", "output_to_operand_aliasing=", "output_to_operand_aliasing {2}: (1, {}): the output f32[1,2,3] and "
+         "the operand f32[123,4] have different shapes"),
+    Case("after-all-f32-operand", J + "create_token_after_all.before.hlo", "create_token.3 = token[] after-all()",
+         "create_token.3 = f32[] constant(0)", "E102", "create_token.3)",
+         "after-all: operand create_token.3 is f32[]; every operand of after-all must be a token"),
+    Case("triangular-solve-no-transpose", J + "tpu_linalg_triangular_solve.before.hlo", ", transpose_a=TRANSPOSE", "",
+         "E105", "triangular_solve.1 = f32", "attribute transpose_a is expected but not seen (triangular-solve)"),
+    Case("send-without-channel", J + "smap_psend_precv_cuda.before.hlo", "send(shard_map.2, psend.3), channel_id=1,",
+         "send(shard_map.2, psend.3),", "E405", "psend.4 = (f32", "send psend.4 has no channel_id"),
+    Case("send-done-other-channel", J + "smap_psend_precv_cuda.before.hlo", "send-done(psend.4), channel_id=1",
+         "send-done(psend.4), channel_id=2", "E405", "channel_id=2",
+         "send-done psend.5 has channel_id=2, but its send psend.4 has channel_id=1 (XLA's parser rejects this)"),
+    Case("recv-done-host-transfer", J + "smap_psend_precv_cuda.before.hlo", "recv-done(precv.4), channel_id=1",
+         "recv-done(precv.4), channel_id=1, is_host_transfer=true", "E405", "is_host_transfer=true",
+         "recv-done precv.5 and its recv precv.4 must agree on is_host_transfer"),
+    Case("channel-shared-with-collective", J + "smap_psend_precv_cuda.before.hlo",
+         "ROOT precv.6 = f32[8,4]{1,0} get-tuple-element(precv.5), index=0",
+         "ROOT precv.6 = f32[8,4]{1,0} collective-permute(shard_map.2), channel_id=1, source_target_pairs={{0,1}}",
+         "E405", "channel_id=1, source_target_pairs",
+         "channel 1 is used by send psend.4 and by collective-permute precv.6"),
+    Case("send-two-users", J + "smap_psend_precv_cuda.before.hlo", "  psend.5 = token[] send-done(psend.4)",
+         "  psend.x = (f32[8,4]{1,0}, u32[], token[]) copy(psend.4)\n  psend.5 = token[] send-done(psend.4)", "E601",
+         "psend.4 = (f32", "send psend.4 must have exactly one user, a send-done (or a tuple); its users: psend.x "
+         "(copy), psend.5 (send-done)"),
+    Case("send-done-wrong-operand", J + "smap_psend_precv_cuda.before.hlo", "send-done(psend.4)", "send-done(psend.3)",
+         "E601", "send-done(^psend.3)", "send-done psend.5 must consume a send (or a get-tuple-element), but its "
+         "operand psend.3 is after-all"),
+    Case("async-wrapped-extra-instruction", H + "computation_execution_thread.hlo",
+         '  ROOT %cc = f32[20]{0} custom-call(f32[10]{0} %p), custom_call_target="foo"',
+         '  %n = f32[10]{0} negate(%p)\n  ROOT %cc = f32[20]{0} custom-call(f32[10]{0} %n), custom_call_target="foo"',
+         "E604", "%n = f32", "async wrapped computation wrapped must hold only its parameters and its root cc, but "
+         "also has n (negate)"),
+    Case("replica-groups-vs-partitions", J + "gspmd_smap_psum.before.hlo", "HloModule jit_gspmd_smap_psum, ",
+         "HloModule jit_gspmd_smap_psum, num_partitions=4, ", "E401", "replica_groups={{0,1,2,3,4,5,6,7}}",
+         "all-reduce: in flattened-id mode the replica groups must name 4 ids (replica_count*num_partitions=1*4), "
+         "but they name 8"),
+    Case("permute-id-beyond-partitions", J + "smap_pshuffle.before.hlo", "HloModule jit_smap_pshuffle, ",
+         "HloModule jit_smap_pshuffle, num_partitions=4, ", "E402", "source_target_pairs=",
+         "source 7 in source_target_pairs must be < 4 (the module's num_partitions)"),
+    Case("permute-in-place-repeats", H + "collectives_all.hlo", "source_target_pairs={{0,1},{1,2},{2,3}}, slice_sizes",
+         "source_target_pairs={{0,1},{0,2},{0,3}}, slice_sizes", "E402", "source_target_pairs={{0,1},{0,2},{0,3}}",
+         "source 0 appears more than 2 times in source_target_pairs"),
+    Case("all-reduce-layout-mix", H + "replica_groups_forms.hlo",
+         "iota = f32[8] all-reduce(p), replica_groups=[2,4]<=[8], to_apply=add",
+         "iota = f32[8] all-reduce(p), replica_groups=[2,4]<=[8], constrain_layout=true, to_apply=add", "E406",
+         "constrain_layout=true", "all-reduce iota has constrain_layout=true, but empty (line 11) does not"),
+    Case("iota-pred", J + "iota_s64.before.hlo", "iota.1 = s64", "iota.1 = pred", "E102", "iota.1 = pred",
+         "iota of pred: XLA makes iotas of integral, floating-point and complex types only"),
+    Case("alias-param-twice", J + "donate_inplace.after.hlo", "{0}: (0, {}, may-alias)",
+         "{0}: (0, {}, may-alias), {1}: (0, {}, may-alias)", "E502", "input_output_alias=",
+         "input_output_alias {1}: (0, {}): parameter 0 {} is already aliased with output {0}"),
+    Case("alias-tuple-output", J + "donate_inplace.after.hlo", "{0}: (0, {}, may-alias)", "{}: (0, {}, may-alias)",
+         "E502", "input_output_alias=", "aliased buffers must be arrays, but the output is the tuple (f32[16], f32[16])"),
+    Case("buffer-donor-tuple", H + "header_buffer_donor.hlo", "buffer_donor={ (0, {}), (1, {0}), (1, {1}) }",
+         "buffer_donor={ (0, {}), (1, {}), (1, {1}) }", "E503", "buffer_donor=",
+         "buffer_donor (1, {}): a donated buffer must be an array, this one is the tuple (f32[2], f32[3])"),
+    Case("buffer-donor-aliased", J + "donate_inplace.after.hlo", "input_output_alias={ {0}: (0, {}, may-alias) }",
+         "input_output_alias={ {0}: (0, {}, may-alias) }, buffer_donor={ (0, {}) }", "E503", "buffer_donor=",
+         "buffer_donor (0, {}): the buffer is also in input_output_alias"),
+    Case("tuple-sharding-on-array", J + "gspmd_smap_psum.before.hlo",
+         "x.1 = f32[64,4]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}",
+         "x.1 = f32[64,4]{1,0} parameter(0), sharding={{devices=[8,1]<=[8]}, {replicated}}", "E404", "sharding={{",
+         "x.1: a tuple sharding (2 element(s)) for f32[64,4], which is not a tuple"),
+    Case("custom-call-api-version", J + "cuda_linalg_cholesky.before.hlo", "api_version=API_VERSION_TYPED_FFI",
+         "api_version=API_VERSION_TYPED", "E115", "api_version=API_VERSION_TYPED",
+         "custom-call api_version=API_VERSION_TYPED is not one of API_VERSION_ORIGINAL"),
     # ---- constants
     Case("elided-constant", J + "constant_small.before.hlo", "constant({1, 2, 3, 4})", "constant({...})",
          "N001", "constant.1 = f32", "constant constant.1 has an elided value {...}"),
@@ -575,3 +684,32 @@ def test_doc_examples_are_real_output():
         assert got and got[0] == expected.rstrip("\n"), (code, got)
         checked += 1
     assert checked >= len(CODES) - 6
+
+
+def test_in_place_permute_ids_repeat_once_per_slice():
+    """XLA's CheckDuplicatedSourceOrTarget: the in-place collective-permute (4 operands) moves one slice per
+    offset entry, so an id may appear that many times (array buffers: the length of the offsets tuple;
+    tuple buffers: the length of its first element's tuple)."""
+    text = (CORPUS / H / "collectives_all.hlo").read_text(encoding="utf-8")
+    old = "source_target_pairs={{0,1},{1,2},{2,3}}, slice_sizes"
+    assert text.count(old) == 1
+    ok = text.replace(old, "source_target_pairs={{0,1},{0,2},{2,1}}, slice_sizes")  # 0 and 1 twice: allowed
+    assert not [f for f in check(hlo_interp.parse(ok)) if f.code == "E402"]
+    tuple_form = """HloModule m, replica_count=4
+ENTRY e {
+  b0 = u32[2,3] parameter(0)
+  inp = (u32[2,3], u32[2,3]) tuple(b0, b0)
+  o1 = u32[4,3] parameter(1)
+  out = (u32[2,3], u32[4,3]) tuple(b0, o1)
+  z = s32[] constant(0)
+  a = (s32[], s32[]) tuple(z, z)
+  ab = ((s32[], s32[]), (s32[], s32[])) tuple(a, a)
+  off = (((s32[], s32[]), (s32[], s32[])), ((s32[], s32[]), (s32[], s32[]))) tuple(ab, ab)
+  ROOT cp = (u32[2,3], u32[4,3]) collective-permute(inp, out, off, off), source_target_pairs={{0,1},{1,2},{2,3},{3,0},{0,3},{3,2},{2,1},{1,0}}, slice_sizes={{1,3},{1,3},{2,3},{2,3}}
+}
+"""
+    assert not [f for f in check(hlo_interp.parse(tuple_form)) if f.code == "E402"]
+    three = tuple_form.replace("{{0,1},{1,2},{2,3},{3,0},{0,3}", "{{0,1},{0,2},{2,3},{3,0},{0,3}")  # 0 thrice
+    got = [f for f in check(hlo_interp.parse(three, "x.hlo")) if f.code == "E402"]
+    assert [f.message for f in got] == ["source 0 appears more than 2 times in source_target_pairs"]
+    assert (got[0].filename, got[0].line, got[0].column) == ("x.hlo", 11, 74)  # source_target_pairs=

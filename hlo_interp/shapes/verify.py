@@ -49,6 +49,16 @@ CODES: dict[str, tuple[str, str, str]] = {
                                             "rejects unbounded dynamism by default)"),
     "E110": ("operand-layout-constraint", "error", "custom-call operand_layout_constraints do not match "
                                                    "the operands"),
+    "E111": ("comparison-type", "error", "a compare's type= does not fit its operands (FLOAT or TOTALORDER "
+                                         "for floats, SIGNED for signed and UNSIGNED for unsigned integers)"),
+    "E112": ("buffer-shape", "error", "a buffer shape b(...): XLA's verifier rejects them outside compiler "
+                                      "passes, and its parser takes only b(array)"),
+    "E113": ("composite-call", "error", "a composite call lacks composite.name, or has an empty "
+                                        "composite.attributes or a bad composite.version"),
+    "E114": ("output-operand-aliasing", "error", "output_to_operand_aliasing names a missing operand or "
+                                                 "index, or aliases buffers of different shapes"),
+    "E115": ("attribute-value", "error", "an attribute value XLA's parser does not know (custom-call "
+                                         "schedule, api_version)"),
     "E201": ("undefined-computation", "error", "a called computation does not exist"),
     "E202": ("call-cycle", "error", "computations call each other in a cycle"),
     "E203": ("parameter-numbers", "error", "parameter numbers are not 0..n-1, each once"),
@@ -68,22 +78,34 @@ CODES: dict[str, tuple[str, str, str]] = {
     "E302": ("invalid-tile", "error", "a layout tile has a size that is not positive"),
     "E303": ("invalid-layout-field", "error", "a layout field that only sparse arrays may have "
                                               "(#(index type), *(pointer type)) on a dense array"),
-    "E401": ("replica-groups", "error", "replica groups are empty, repeat an id, skip an id, or "
-                                        "differ in size"),
-    "E402": ("source-target-pairs", "error", "collective-permute pairs repeat a source or target, "
-                                             "or use a negative id"),
+    "E401": ("replica-groups", "error", "replica groups are empty, repeat an id, skip an id, differ in "
+                                        "size, or name more or fewer ids than the header's replica_count/"
+                                        "num_partitions give the group mode"),
+    "E402": ("source-target-pairs", "error", "collective-permute pairs repeat a source or target (once "
+                                             "per slice for the in-place form), use a negative id, or an "
+                                             "id beyond the header's replica_count/num_partitions"),
     "E403": ("channel-id", "error", "channel_id must be positive"),
     "E404": ("sharding", "error", "a tiled sharding does not fit the shape (tile dimensions vs rank, "
-                                  "device count, repeated devices, tuple element count)"),
+                                  "device count, repeated devices, tuple element count), or a tuple sharding "
+                                  "for a non-tuple shape"),
+    "E405": ("send-recv-channel", "error", "send/recv without a channel_id, a *-done whose channel_id or "
+                                           "is_host_transfer differs from its send/recv, or a channel id shared "
+                                           "by send/recv and other instructions"),
+    "E406": ("all-reduce-layout-mix", "error", "some all-reduce instructions of the module have "
+                                               "constrain_layout=true and others do not"),
     "E501": ("entry-layout", "error", "entry_computation_layout does not match the entry "
-                                      "computation's signature"),
+                                      "computation's parameters or ROOT"),
     "E502": ("input-output-alias", "error", "input_output_alias refers to a missing output or "
-                                            "parameter, or to buffers of different sizes"),
-    "E503": ("buffer-donor", "error", "buffer_donor refers to a missing parameter buffer"),
+                                            "parameter, to a tuple, to buffers of different sizes, or "
+                                            "aliases one parameter buffer twice"),
+    "E503": ("buffer-donor", "error", "buffer_donor refers to a missing parameter buffer or a tuple, or "
+                                      "to a buffer that input_output_alias also names"),
     "E601": ("async-pair", "error", "a *-done does not consume its *-start, or a *-start has no "
-                                    "single *-done"),
+                                    "single *-done (send/recv included)"),
     "E602": ("async-computation", "error", "async-start/update/done of one chain call different "
                                            "computations"),
+    "E604": ("async-wrapped-computation", "error", "an async wrapped computation has instructions other than its "
+                                                   "parameters and root"),
     "N001": ("elided-constant", "note", "a constant's value is elided as {...}; XLA fills it with "
                                         "arbitrary values"),
     "N002": ("implicit-root", "note", "no instruction is marked ROOT: the last one is the root"),
@@ -212,7 +234,8 @@ def _sharding_problem(shape, sh) -> Optional[str]:
     items = sh.items
     if items and all(isinstance(x, ir.GBraces) for x in items):  # a tuple sharding
         if not isinstance(shape, ir.TupleShape):
-            return None
+            return (f"a tuple sharding ({len(items)} element(s)) for {shape_str(shape)}, which is not a tuple "
+                    f"(\"Sharding is tuple-shaped but validation shape is not\")")
         leaves = _leaves_flat(shape)
         if len(items) != _leaf_count(shape):
             return (f"tuple sharding has {len(items)} element(s), but the shape {shape_str(shape)} has "
@@ -263,6 +286,27 @@ def _sharding_problem(shape, sh) -> Optional[str]:
     return None
 
 
+def _first_buffer(s):
+    if isinstance(s, ir.BufferShape):
+        return s
+    if isinstance(s, ir.TupleShape):
+        for e in s.elements:
+            b = _first_buffer(e)
+            if b is not None:
+                return b
+    return None
+
+
+def _shape_kind(s) -> str:
+    if isinstance(s, ir.TupleShape):
+        return "tuple"
+    if isinstance(s, ir.BufferShape):
+        return "buffer"
+    if isinstance(s, ir.ArrayShape) and not s.element_type.is_array_type:
+        return s.element_type.name
+    return "array"
+
+
 def _tile_int(d) -> Optional[int]:
     try:
         return int(d)
@@ -274,6 +318,60 @@ def _byte_size(s) -> Optional[int]:
     if isinstance(s, ir.ArrayShape):
         return s.num_elements() * s.element_type.bits
     return None
+
+
+def _skip_space_comments(text: str, k: int) -> int:
+    while True:
+        while k < len(text) and text[k] in " \t\r\n":
+            k += 1
+        if text.startswith("/*", k) and text.find("*/", k) > 0:
+            k = text.find("*/", k) + 2
+        else:
+            return k
+
+
+def _group_items(text: str, i: int) -> Optional[tuple[list[int], int]]:
+    """Offsets of the top-level, comma-separated items of the group opening at text[i] ('(' or '{'),
+    and the offset just past its closing bracket; None when it does not close."""
+    depth = 0
+    items: list[int] = []
+    start = i + 1
+    for j in range(i, len(text)):
+        c = text[j]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                if text[start:j].strip():
+                    items.append(_skip_space_comments(text, start))
+                return items, j + 1
+        elif c == "," and depth == 1:
+            items.append(_skip_space_comments(text, start))
+            start = j + 1
+    return None
+
+
+def _signature_offsets(text: str, i: int) -> Optional[tuple[list[int], Optional[int]]]:
+    """For a program shape `(A, B, ...) -> R` whose '(' is at or after text[i] (on the same line): the
+    offsets of each parameter item and of the result shape (None when there is no `->`)."""
+    end = text.find("\n", i)
+    open_ = text.find("(", i, end if end >= 0 else len(text))
+    if open_ < 0:
+        return None
+    got = _group_items(text, open_)
+    if got is None:
+        return None
+    items, after = got
+    k = after
+    while k < len(text) and text[k] in " \t":
+        k += 1
+    if not text.startswith("->", k):
+        return items, None
+    k += 2
+    while k < len(text) and text[k] in " \t":
+        k += 1
+    return items, k
 
 
 # --------------------------------------------------------------------------------------------------
@@ -290,6 +388,14 @@ _ASYNC_PAIRS = {
 }
 _DONE_OF = {v: k for k, v in _ASYNC_PAIRS.items()}
 _UNIFORM_GROUPS_EXEMPT = {"all-reduce", "all-reduce-start"}
+# custom-call enumerations as XLA's parser takes them (any case; API_VERSION_UNSPECIFIED is refused)
+_CC_SCHEDULES = frozenset({"SCHEDULE_NONE", "SCHEDULE_LATEST", "SCHEDULE_EARLIEST"})
+_CC_API_VERSIONS = frozenset({"API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
+                              "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"})
+# CheckReplicaGroups runs for these; the first five pass use_global_device_ids to the group mode
+_GROUP_CHECKED = frozenset({"all-reduce", "all-reduce-start", "all-gather", "all-gather-start", "reduce-scatter",
+                            "all-to-all", "ragged-all-to-all"})
+_GLOBAL_IDS_FLAG = frozenset({"all-reduce", "all-reduce-start", "all-gather", "all-gather-start", "reduce-scatter"})
 # Opcodes whose operands may mix floating-point types (data pass-through, tuples, contractions):
 # XLA's CheckMixedPrecisionOperands skips them.
 _MIXED_PRECISION_OK = set(
@@ -327,6 +433,10 @@ class _Checker:
         # effective shapes (declared, or inferred when the text omits them)
         self.shapes: dict[tuple[str, str], object] = {}
         self.flagged: set[int] = set()  # id(ins) with a structural error: skip shape agreement
+        # computations called by async-start/update/done (their root send/recv needs no user)
+        self.async_wrapped: set[str] = {
+            i.attrs["calls"] for c in module.computations for i in c.instructions
+            if i.opcode in ("async-start", "async-update", "async-done") and isinstance(i.attrs.get("calls"), str)}
 
     # ---- reporting
     def add(self, code: str, message: str, loc: Optional[ir.Location] = None, comp=None, ins=None):
@@ -365,6 +475,22 @@ class _Checker:
         first = min((c.loc.offset for c in self.m.computations if c.loc is not None), default=None)
         return first is None or self.source.text.find(attr + "=", 0, first) >= 0
 
+    def _comp_signature(self, comp: ir.Computation):
+        """Offsets of the parameters and the result in a computation's written signature."""
+        if comp.loc is None or self.source is None:
+            return None
+        text = self.source.text
+        i = comp.loc.offset
+        brace = text.find("{", i)
+        paren = text.find("(", i)
+        if paren < 0 or (0 <= brace < paren):
+            return None
+        return _signature_offsets(text, i)
+
+    @staticmethod
+    def _line_of(ins) -> str:
+        return f" (line {ins.loc.line})" if ins is not None and ins.loc is not None else ""
+
     def operand_loc(self, ins: ir.Instruction, name: str) -> Optional[ir.Location]:
         """The position of operand `name` in the instruction's text, else the instruction's."""
         if ins.loc is None or self.source is None:
@@ -390,6 +516,9 @@ class _Checker:
         for comp in self.m.computations:
             self.check_callees(comp)
         self.check_async_pairs()
+        self.check_async_computations()
+        self.check_channels()
+        self.check_all_reduce_layouts()
         self.check_header()
         return self.out
 
@@ -417,9 +546,11 @@ class _Checker:
         if comp.result_shape is not None:
             rs = self.shapes.get((comp.name, root.name))
             if rs is not None and not self.compat(comp.result_shape, rs):
+                sig = self._comp_signature(comp)
+                loc = self.loc_at(sig[1]) if sig and sig[1] is not None else comp.loc
                 self.add("E204", f"computation {comp.name} declares result {shape_str(comp.result_shape)}, "
-                                 f"but its ROOT {root.name} has shape {shape_str(rs)}",
-                         comp.loc, comp)
+                                 f"but its ROOT {root.name}{self._line_of(root)} has shape {shape_str(rs)}",
+                         loc, comp)
 
     def check_parameters(self, comp: ir.Computation) -> None:
         params = [i for i in comp.instructions if i.opcode == "parameter"]
@@ -439,15 +570,18 @@ class _Checker:
                 self.add("E203", f"parameter number {n} is out of range: computation {comp.name} has "
                                  f"{len(params)} parameter(s), numbered 0..{len(params) - 1}", p.loc, comp, p)
         if comp.params is not None:
+            sig = self._comp_signature(comp)
             if len(comp.params) != len(params):
                 self.add("W201", f"the signature of {comp.name} lists {len(comp.params)} parameter(s), "
                                  f"the computation has {len(params)}", comp.loc, comp)
             else:
-                for (pname, pshape), p in zip(comp.params, sorted(params, key=lambda x: x.parameter_number or 0)):
+                for k, ((pname, pshape), p) in enumerate(
+                        zip(comp.params, sorted(params, key=lambda x: x.parameter_number or 0))):
                     if p.shape is not None and not self.compat(pshape, p.shape):
+                        loc = self.loc_at(sig[0][k]) if sig and k < len(sig[0]) else comp.loc
                         self.add("W201", f"the signature of {comp.name} gives parameter {pname} shape "
                                          f"{shape_str(pshape)}, but parameter({p.parameter_number}) "
-                                         f"{p.name} has shape {shape_str(p.shape)}", comp.loc, comp)
+                                         f"{p.name}{self._line_of(p)} has shape {shape_str(p.shape)}", loc, comp)
 
     # ---- instructions
     def check_instruction(self, comp, ins, defined, by_name) -> None:
@@ -550,6 +684,106 @@ class _Checker:
             self.add("E107", f"{ins.name}: the result shape of {opcode} is omitted and cannot be inferred",
                      ins.loc, comp, ins)
         self.shapes[(comp.name, ins.name)] = declared if declared is not None else inferred
+        if ok_operands and known:
+            self.check_instruction_rules(comp, ins, operand_shapes)
+
+    # ---- rules of XLA's ShapeVerifier / InstructionVerifier beyond the shape rules
+    def check_instruction_rules(self, comp, ins, operand_shapes) -> None:
+        op = ins.opcode
+        shape = self.shapes.get((comp.name, ins.name))
+        # E112: buffer shapes (ShapeUtil::MakeBufferShape wants an array; the verifier wants none)
+        buf = _first_buffer(ins.shape) if ins.shape is not None else None
+        if buf is not None:
+            el = buf.element
+            if not (isinstance(el, ir.ArrayShape) and el.element_type.is_array_type):
+                self.add("E112", f"{ins.name}: {shape_str(buf)}: a buffer shape must wrap an array shape "
+                                 f"(XLA's parser rejects b() of a {_shape_kind(el)})", ins.loc, comp, ins)
+            else:
+                self.add("E112", f"{ins.name} has the buffer shape {shape_str(buf)}; XLA's verifier rejects "
+                                 f"buffer shapes (\"buffers aren't allowed in this context\"): they exist only "
+                                 f"inside compiler passes", ins.loc, comp, ins)
+        if operand_shapes is None:
+            return
+        # E115: enumerations XLA's parser checks (custom-call schedule and api_version)
+        if op == "custom-call":
+            for attr, known_values in (("schedule", _CC_SCHEDULES), ("api_version", _CC_API_VERSIONS)):
+                v = ins.attrs.get(attr)
+                if isinstance(v, str) and v.upper() not in known_values:
+                    self.add("E115", f"custom-call {attr}={v} is not one of {', '.join(sorted(known_values))}",
+                             self.attr_loc(ins, attr), comp, ins)
+        # E111: the comparison type fits the operands (CheckElementwiseInstruction)
+        if op == "compare" and isinstance(ins.attrs.get("type"), str) and len(operand_shapes) == 2:
+            o = operand_shapes[1]
+            if isinstance(o, ir.ArrayShape):
+                t = ins.attrs["type"].upper()
+                kind = o.element_type.kind
+                if kind == "float":
+                    ok, want = t in ("FLOAT", "TOTALORDER"), "FLOAT or TOTALORDER"
+                else:
+                    want = {"sint": "SIGNED", "uint": "UNSIGNED", "pred": "UNSIGNED", "complex": "FLOAT"}.get(kind)
+                    ok = want is None or t == want
+                if not ok:
+                    self.add("E111", f"compare of {o.element_type.name} operands takes type={want}, not type={t}",
+                             self.attr_loc(ins, "type"), comp, ins)
+        # E102: every operand of after-all is a token (XlaBuilder and StableHLO require it)
+        if op == "after-all":
+            for name, s_ in zip(ins.operands, operand_shapes):
+                if s_ is not None and not (isinstance(s_, ir.ArrayShape) and s_.element_type.name == "token"):
+                    self.add("E102", f"after-all: operand {name} is {shape_str(s_)}; every operand of after-all "
+                                     f"must be a token", self.operand_loc(ins, name), comp, ins)
+                    break
+        # E102: iota makes integral, floating-point or complex arrays (ShapeVerifier::HandleIota)
+        if op == "iota" and isinstance(shape, ir.ArrayShape) and shape.element_type.kind not in (
+                "sint", "uint", "float", "complex"):
+            self.add("E102", f"iota of {shape.element_type.name}: XLA makes iotas of integral, floating-point and "
+                             f"complex types only", ins.loc, comp, ins)
+        # E105: triangular-solve's transpose_a has no usable default (TRANSPOSE_INVALID)
+        if op == "triangular-solve" and "transpose_a" not in ins.attrs:
+            self.add("E105", "attribute transpose_a is expected but not seen (triangular-solve): XLA's shape "
+                             "inference rejects the default TRANSPOSE_INVALID (write transpose_a=NO_TRANSPOSE)",
+                     ins.loc, comp, ins)
+        # E113: composite calls (ShapeVerifier::HandleCall)
+        if op == "call" and ins.attrs.get("is_composite") is True:
+            fa = ins.attrs.get("frontend_attributes")
+            fa = fa if isinstance(fa, dict) else {}
+            loc = self.attr_loc(ins, "frontend_attributes") if fa else self.attr_loc(ins, "is_composite")
+            name, attrs_, version = fa.get("composite.name"), fa.get("composite.attributes"), \
+                fa.get("composite.version")
+            problem = None
+            if not name:
+                problem = "a composite call needs frontend_attributes with a non-empty composite.name"
+            elif attrs_ is not None and not (getattr(attrs_, "text", attrs_) or ""):
+                problem = "composite.attributes must be non-empty (or left out: the default is {})"
+            elif version is not None and not (str(getattr(version, "text", version)).isdigit()):
+                problem = (f"composite.version must be a non-negative integer, is "
+                           f"\"{getattr(version, 'text', version)}\"")
+            if problem:
+                self.add("E113", f"{ins.name}: {problem}", loc, comp, ins)
+        # E114: output_to_operand_aliasing of custom-call and fusion
+        alias = ins.attrs.get("output_to_operand_aliasing")
+        if alias and op in ("custom-call", "fusion") and shape is not None:
+            loc = self.attr_loc(ins, "output_to_operand_aliasing")
+            for e in alias:
+                oi, pn, pi = tuple(e.output_index or ()), e.param_number, tuple(e.param_index or ())
+                where = f"output_to_operand_aliasing {{{','.join(map(str, oi))}}}: ({pn}, {{{','.join(map(str, pi))}}})"
+                if not 0 <= pn < len(operand_shapes):
+                    self.add("E114", f"{where}: operand {pn} does not exist ({ins.name} has {len(operand_shapes)} "
+                                     f"operand(s))", loc, comp, ins)
+                    break
+                osub, psub = _subshape(shape, oi), _subshape(operand_shapes[pn], pi) \
+                    if operand_shapes[pn] is not None else None
+                if psub is None and operand_shapes[pn] is not None:
+                    self.add("E114", f"{where}: operand {pn} ({shape_str(operand_shapes[pn])}) has no element "
+                                     f"{{{','.join(map(str, pi))}}}", loc, comp, ins)
+                    break
+                if osub is None:
+                    self.add("E114", f"{where}: the output {shape_str(shape)} has no element "
+                                     f"{{{','.join(map(str, oi))}}}", loc, comp, ins)
+                    break
+                if psub is not None and not self.compat(osub, psub):
+                    self.add("E114", f"{where}: the output {shape_str(osub)} and the operand {shape_str(psub)} "
+                                     f"have different shapes", loc, comp, ins)
+                    break
 
     def check_required_attrs(self, comp, ins, specs, base, suffix) -> None:
         for s in specs:
@@ -684,33 +918,85 @@ class _Checker:
                     and len({len(g) for g in groups}) > 1):
                 problem = (f"replica groups of {ins.opcode} must all have the same size; sizes are "
                            f"{', '.join(str(len(g)) for g in groups)}")
+            if problem is None and seen:
+                problem = self._replica_count_problem(ins, len(seen))
             if problem:
                 self.add("E401", f"{ins.opcode}: {problem}", loc, comp, ins)
         pairs = attrs.get("source_target_pairs")
         if pairs is not None and ins.opcode.startswith("collective-permute"):
-            srcs: set[int] = set()
-            tgts: set[int] = set()
-            for p in pairs:
-                if len(p) != 2 or min(p) < 0:
-                    self.add("E402", f"source_target_pairs entry {{{','.join(map(str, p))}}} must be two "
-                                     f"non-negative ids", self.attr_loc(ins, "source_target_pairs"), comp, ins)
-                    break
-                s, t = p
-                if s in srcs:
-                    self.add("E402", f"source {s} appears more than once in source_target_pairs",
-                             self.attr_loc(ins, "source_target_pairs"), comp, ins)
-                    break
-                if t in tgts:
-                    self.add("E402", f"target {t} appears more than once in source_target_pairs",
-                             self.attr_loc(ins, "source_target_pairs"), comp, ins)
-                    break
-                srcs.add(s)
-                tgts.add(t)
+            self.check_source_target_pairs(comp, ins, pairs)
         ch = attrs.get("channel_id")
         if ch is not None and isinstance(ch, int) and ch <= 0 and ins.opcode not in ("send", "recv", "send-done",
                                                                                      "recv-done"):
             self.add("E403", f"{ins.opcode}: channel_id must be positive, is {ch}",
                      self.attr_loc(ins, "channel_id"), comp, ins)
+
+    def _replica_count_problem(self, ins, n: int) -> Optional[str]:
+        """The replica groups name n ids: as many as the replicas, partitions or both take part in the
+        instruction's group mode, when the header sets those counts (CheckReplicaGroups)."""
+        op = ins.opcode
+        if op not in _GROUP_CHECKED:
+            return None
+        rc = self.m.attrs.get("replica_count")
+        npart = self.m.attrs.get("num_partitions")
+        rc = rc if isinstance(rc, int) and rc > 0 else 1
+        npart = npart if isinstance(npart, int) and npart > 0 else 1
+        has_channel = ins.attrs.get("channel_id") is not None
+        ugdi = bool(ins.attrs.get("use_global_device_ids")) if op in _GLOBAL_IDS_FLAG else None
+        if not has_channel:
+            mode, want, what = "cross-replica", rc, f"replica_count={rc}"
+        elif ugdi is None:
+            mode, want, what = "cross-partition", npart, f"num_partitions={npart}"
+        elif not ugdi:
+            mode, want, what = "cross-replica-and-partition", rc, f"replica_count={rc}"
+        else:
+            mode, want, what = ("flattened-id", rc * npart,
+                                f"replica_count*num_partitions={rc}*{npart}")
+        if want == 1 or n == want:
+            return None
+        return (f"in {mode} mode the replica groups must name {want} ids ({what}), but they name {n}")
+
+    def _permute_allowed_repeats(self, comp, ins) -> int:
+        """How often an id may appear as a source (or a target) of a collective-permute: once, or once per
+        slice for the in-place form (4 operands), as XLA's CheckDuplicatedSourceOrTarget counts them."""
+        if len(ins.operands) != 4:
+            return 1
+        buf = self.shapes.get((comp.name, ins.operands[0]))
+        offs = self.shapes.get((comp.name, ins.operands[2]))
+        if not isinstance(offs, ir.TupleShape):
+            return 1
+        if not isinstance(buf, ir.TupleShape):
+            return max(1, len(offs.elements))
+        first = offs.elements[0] if offs.elements else None
+        return max(1, len(first.elements)) if isinstance(first, ir.TupleShape) else 1
+
+    def check_source_target_pairs(self, comp, ins, pairs) -> None:
+        loc = self.attr_loc(ins, "source_target_pairs")
+        allowed = self._permute_allowed_repeats(comp, ins)
+        # ids must be below the replica count (no channel_id: cross-replica) or the partition count
+        # (with a channel_id: cross-partition) when the header gives it (XLA's default 1 checks nothing)
+        if ins.attrs.get("channel_id") is None:
+            limit, what = self.m.attrs.get("replica_count"), "replica_count"
+        else:
+            limit, what = self.m.attrs.get("num_partitions"), "num_partitions"
+        limit = limit if isinstance(limit, int) and limit > 1 else None
+        n_src: dict[int, int] = {}
+        n_tgt: dict[int, int] = {}
+        times = "once" if allowed == 1 else f"{allowed} times"
+        for p in pairs:
+            if len(p) != 2 or min(p) < 0:
+                self.add("E402", f"source_target_pairs entry {{{','.join(map(str, p))}}} must be two "
+                                 f"non-negative ids", loc, comp, ins)
+                return
+            for role, i, seen in (("source", p[0], n_src), ("target", p[1], n_tgt)):
+                if limit is not None and i >= limit:
+                    self.add("E402", f"{role} {i} in source_target_pairs must be < {limit} (the module's "
+                                     f"{what})", loc, comp, ins)
+                    return
+                if seen.get(i, 0) == allowed:
+                    self.add("E402", f"{role} {i} appears more than {times} in source_target_pairs", loc, comp, ins)
+                    return
+                seen[i] = seen.get(i, 0) + 1
 
     # ---- called computations
     def called(self, ins) -> list[tuple[str, str]]:
@@ -993,6 +1279,105 @@ class _Checker:
                         self.add("E601", f"{op} {ins.name} must have exactly one user, a {want}; its users: "
                                          f"{how}", ins.loc, comp, ins)
 
+    def check_async_computations(self) -> None:
+        """E604: a computation wrapped by async-start holds its parameters and one root (VerifyAsyncComputation),
+        unless it groups send/recv instructions."""
+        for name in sorted(self.async_wrapped):
+            c = self.comps.get(name)
+            if c is None or not c.instructions:
+                continue
+            if any(i.opcode in ("send", "recv", "send-done", "recv-done") for i in c.instructions):
+                continue
+            root = c.root
+            extra = [i for i in c.instructions if i is not root and i.opcode != "parameter"]
+            if extra:
+                self.add("E604", f"async wrapped computation {c.name} must hold only its parameters and its root "
+                                 f"{root.name}, but also has {extra[0].name} ({extra[0].opcode})"
+                                 + (f" and {len(extra) - 1} more" if len(extra) > 1 else ""),
+                         extra[0].loc, c, extra[0])
+
+    def check_all_reduce_layouts(self) -> None:
+        """E406: all-reduces are all layout-constrained or none is (VerifyLayoutConstrainedAllReduce)."""
+        first = None
+        for comp in self.m.computations:
+            for ins in comp.instructions:
+                if ins.opcode not in ("all-reduce", "all-reduce-start"):
+                    continue
+                cl = bool(ins.attrs.get("constrain_layout"))
+                if first is None:
+                    first = (ins, cl)
+                elif cl != first[1]:
+                    self.add("E406", f"{ins.opcode} {ins.name} {'has' if cl else 'lacks'} constrain_layout=true, "
+                                     f"but {first[0].name}{self._line_of(first[0])} "
+                                     f"{'has' if first[1] else 'does not'}: XLA wants all all-reduces of a module "
+                                     f"layout-constrained or none", self.attr_loc(ins, "constrain_layout"), comp, ins)
+                    return
+
+    # ---- channels (VerifyChannels, and the send/recv pairs of VerifyAsynchronousInstructionPairs)
+    def check_channels(self) -> None:
+        by_channel: dict[int, list] = {}
+        for comp in self.m.computations:
+            by_name = {i.name: i for i in comp.instructions}
+            users: dict[str, list] = {}
+            for ins in comp.instructions:
+                for o in ins.operands:
+                    users.setdefault(o, []).append(ins)
+            for ins in comp.instructions:
+                op = ins.opcode
+                ch = ins.attrs.get("channel_id")
+                if op in ("send", "recv", "send-done", "recv-done"):
+                    if ch is None:
+                        self.add("E405", f"{op} {ins.name} has no channel_id (XLA gives every send/recv one; "
+                                         f"StableHLO requires it: \"requires attribute 'channel_handle'\")",
+                                 ins.loc, comp, ins)
+                    elif isinstance(ch, int) and ch <= 0:
+                        self.add("E405", f"{op} {ins.name}: channel_id must be positive, is {ch}",
+                                 self.attr_loc(ins, "channel_id"), comp, ins)
+                if isinstance(ch, int) and not isinstance(ch, bool):
+                    by_channel.setdefault(ch, []).append((comp, ins))
+                if op in ("send", "recv"):
+                    done = op + "-done"
+                    us = users.get(ins.name, [])
+                    if ins is comp.root and comp.name in self.async_wrapped:
+                        continue  # wrapped in an async op: no users
+                    if len(us) != 1 or us[0].opcode not in (done, "tuple"):
+                        how = "none" if not us else ", ".join(f"{u.name} ({u.opcode})" for u in us)
+                        self.add("E601", f"{op} {ins.name} must have exactly one user, a {done} (or a tuple); "
+                                         f"its users: {how}", ins.loc, comp, ins)
+                        continue
+                    d = us[0]
+                    if d.opcode == done:
+                        dch = d.attrs.get("channel_id")
+                        if dch != ch:
+                            show = lambda c: "none" if c is None else f"channel_id={c}"  # noqa: E731
+                            self.add("E405", f"{done} {d.name} has {show(dch)}, but its {op} {ins.name} has "
+                                             f"{show(ch)} (XLA's parser rejects this)",
+                                     self.attr_loc(d, "channel_id"), comp, d)
+                        if bool(d.attrs.get("is_host_transfer")) != bool(ins.attrs.get("is_host_transfer")):
+                            self.add("E405", f"{done} {d.name} and its {op} {ins.name} must agree on "
+                                             f"is_host_transfer", d.attr_locs.get("is_host_transfer") or d.loc,
+                                     comp, d)
+                elif op in ("send-done", "recv-done") and len(ins.operands) == 1:
+                    src = by_name.get(ins.operands[0])
+                    start = op[:-5]
+                    if src is not None and src.opcode not in (start, "get-tuple-element"):
+                        self.add("E601", f"{op} {ins.name} must consume a {start} (or a get-tuple-element), but "
+                                         f"its operand {src.name} is {src.opcode}",
+                                 self.operand_loc(ins, src.name), comp, ins)
+        # a channel whose first instruction (in text order, as XLA's parser adds them) is a send/recv
+        # is for send/recv only; other channels are not checked (verify_unique_channel_ids is off by default)
+        sendrecv = {"send", "recv", "send-done", "recv-done"}
+        for ch, items in by_channel.items():
+            first = items[0][1]
+            if first.opcode not in sendrecv:
+                continue
+            other = next(((c, i) for c, i in items if i.opcode not in sendrecv), None)
+            if other is not None:
+                comp, ins = other
+                self.add("E405", f"channel {ch} is used by {first.opcode} {first.name} and by {ins.opcode} "
+                                 f"{ins.name}: send/recv channels cannot be shared with other kinds of "
+                                 f"instructions", self.attr_loc(ins, "channel_id"), comp, ins)
+
     # ---- header
     def check_header(self) -> None:
         if not self.m.computations:
@@ -1003,23 +1388,35 @@ class _Checker:
         ecl = self.m.attrs.get("entry_computation_layout")
         if isinstance(ecl, ir.GProgramShape) and self._header_has("entry_computation_layout"):
             loc = self.header_loc("entry_computation_layout")
-            for s in list(ecl.params) + [ecl.result]:
-                self.check_layouts(s, None, None, "entry_computation_layout: ", loc)
+            sig = None
+            if loc is not None:
+                sig = _signature_offsets(self.source.text, loc.offset + len("entry_computation_layout="))
+            p_locs = [self.loc_at(o) for o in sig[0]] if sig and len(sig[0]) == len(ecl.params) else None
+            r_loc = self.loc_at(sig[1]) if sig and sig[1] is not None else None
+            for k, s_ in enumerate(list(ecl.params) + [ecl.result]):
+                at = (p_locs[k] if p_locs and k < len(p_locs) else r_loc if k == len(ecl.params) and r_loc else loc)
+                self.check_layouts(s_, None, None, "entry_computation_layout: ", at)
+            by_number = {p.parameter_number: p for p in entry.instructions if p.opcode == "parameter"}
             if len(ecl.params) != len(params):
                 self.add("E501", f"entry_computation_layout has {len(ecl.params)} parameter(s), the entry "
                                  f"computation {entry.name} has {len(params)}", loc)
             else:
                 for i, (a, b) in enumerate(zip(ecl.params, params)):
                     if b is not None and not self.compat(a, b):
+                        p = by_number.get(i)
                         self.add("E501", f"entry_computation_layout gives parameter {i} shape {shape_str(a)}, "
-                                         f"but parameter({i}) of {entry.name} is {shape_str(b)}", loc)
+                                         f"but parameter({i}){' ' + p.name if p is not None else ''} of "
+                                         f"{entry.name}{self._line_of(p)} is {shape_str(b)}",
+                                 p_locs[i] if p_locs else loc)
             if root is not None and not self.compat(ecl.result, root):
                 self.add("E501", f"entry_computation_layout gives result {shape_str(ecl.result)}, but the ROOT "
-                                 f"of {entry.name} is {shape_str(root)}", loc)
+                                 f"{entry.root.name} of {entry.name}{self._line_of(entry.root)} is "
+                                 f"{shape_str(root)}", r_loc or loc)
         alias = self.m.attrs.get("input_output_alias")
         if alias:
             loc = self.header_loc("input_output_alias")
             outs: set = set()
+            seen_params: dict = {}
             for e in alias:
                 oi = tuple(e.output_index or ())
                 where = f"input_output_alias {{{','.join(map(str, oi))}}}: ({e.param_number}, " \
@@ -1044,6 +1441,19 @@ class _Checker:
                                      f"{{{','.join(map(str, e.param_index))}}} (shape "
                                      f"{shape_str(params[e.param_number])})", loc)
                     continue
+                pkey = (e.param_number, tuple(e.param_index))
+                if pkey in seen_params:
+                    self.add("E502", f"{where}: parameter {e.param_number} {{{','.join(map(str, e.param_index))}}} "
+                                     f"is already aliased with output {{{','.join(map(str, seen_params[pkey]))}}}",
+                             loc)
+                    continue
+                seen_params[pkey] = oi
+                tup = next(((what, s_) for what, s_ in (("output", osub), ("parameter", psub))
+                            if isinstance(s_, ir.TupleShape)), None)
+                if tup is not None:
+                    self.add("E502", f"{where}: aliased buffers must be arrays, but the {tup[0]} is the tuple "
+                                     f"{shape_str(tup[1])}", loc)
+                    continue
                 if osub is not None and psub is not None:
                     bo, bp = _byte_size(osub), _byte_size(psub)
                     if bo is None or bp is None or bo != bp:
@@ -1060,6 +1470,15 @@ class _Checker:
                         _subshape(params[e.param_number], tuple(e.param_index)) is None:
                     self.add("E503", f"buffer_donor ({e.param_number}, {{{','.join(map(str, e.param_index))}}}): "
                                      f"parameter {e.param_number} has no such element", loc)
+                elif isinstance(_subshape(params[e.param_number], tuple(e.param_index)), ir.TupleShape):
+                    self.add("E503", f"buffer_donor ({e.param_number}, {{{','.join(map(str, e.param_index))}}}): "
+                                     f"a donated buffer must be an array, this one is the tuple "
+                                     f"{shape_str(_subshape(params[e.param_number], tuple(e.param_index)))}", loc)
+                elif any(a.param_number == e.param_number and tuple(a.param_index) == tuple(e.param_index)
+                         for a in (alias or ())):
+                    self.add("E503", f"buffer_donor ({e.param_number}, {{{','.join(map(str, e.param_index))}}}): "
+                                     f"the buffer is also in input_output_alias (a buffer is aliased or donated, "
+                                     f"not both)", loc)
 
 
 class _Stop(Exception):
