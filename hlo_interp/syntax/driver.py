@@ -4,6 +4,10 @@ Lark's own loop is general (interactive parsing, lexer callbacks, error recovery
 megabytes, so this module runs the same table and the same rule callbacks (the transformer, with
 Lark's child filtering) with as little work per token as Python allows.  The grammar stays the
 single definition of the syntax: only the driving loop is ours.
+
+A FAST token (lexer.py) stands for a whole instruction or signature: the loop does the reductions
+the table calls for on its first token, then takes the nonterminal's goto with the value the
+parser builds (_fast_nonterminal), as if the tokens had been read one by one.
 """
 from __future__ import annotations
 
@@ -39,6 +43,44 @@ class Driver:
                     row[str(sym)] = (False, (str(arg.origin.name), len(arg.expansion), callbacks[arg]))
             self.states[state] = row
 
+    # Set by the parser: nonterminal -> the function that builds its value from a FAST token's.
+    fast_builders: dict = {}
+
+    def _fast_nonterminal(self, tok, state_stack: list, value_stack: list, state) -> Any:
+        """A FAST token stands for the tokens of one whole nonterminal (tok.goto: an instruction,
+        a signature; see lexer.HloLexer._fast_instruction).  Do what the table does on the first
+        of those tokens (tok.first_type): the reductions it calls for, up to the point where it
+        would be shifted; there, instead, push the nonterminal (its goto) with the value its rule
+        builds, as if its tokens had been read."""
+        states = self.states
+        first = tok.first_type
+        row = states[state]
+        while True:
+            act = row.get(first)
+            if act is None:
+                raise SyntaxErrorAt(tok, {s for s in row if s.isupper()})
+            if act[0]:
+                break
+            origin, size, callback = act[1]
+            if size:
+                children = value_stack[-size:]
+                del state_stack[-size:]
+                del value_stack[-size:]
+            else:
+                children = []
+            value = callback(children)
+            state = states[state_stack[-1]][origin][1]
+            state_stack.append(state)
+            value_stack.append(value)
+            row = states[state]
+        goto = row.get(tok.goto)
+        if goto is None or not goto[0]:
+            raise SyntaxErrorAt(tok, {s for s in row if s.isupper()})
+        state = goto[1]
+        state_stack.append(state)
+        value_stack.append(self.fast_builders[tok.goto](tok.value))
+        return state
+
     def parse(self, tokens: Iterable, start: str, end_token) -> Any:
         states = self.states
         state = self.start_states[start]
@@ -53,6 +95,10 @@ class Driver:
             while True:
                 act = row.get(typ)
                 if act is None:
+                    if typ == "FAST":
+                        state = self._fast_nonterminal(tok, state_stack, value_stack, state)
+                        row = states[state]
+                        break
                     raise SyntaxErrorAt(tok, {s for s in row if s.isupper()})
                 if act[0]:
                     state = act[1]

@@ -1,0 +1,211 @@
+"""The parser's fast tokens (a whole instruction line, a whole computation signature as one token:
+syntax/lexer.py, syntax/driver.py) give exactly what token-by-token parsing gives: the same IR,
+locations included, and the same error messages."""
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+import pytest
+
+import hlo_interp
+from hlo_interp import HloError
+from hlo_interp.syntax import lexer as L
+from hlo_interp.syntax import parser as P
+
+CORPUS = Path(__file__).parent / "corpus"
+
+
+def _key(m) -> str:
+    """Every field of the parsed module, instruction locations and literal bytes included."""
+    out = [repr((m.name, m.attrs, m.has_header, m.stack_frames._key()))]
+    for c in m.computations:
+        out.append(repr((c.name, c.is_entry, c.params, c.result_shape, c.attrs,
+                         c.loc.offset if c.loc else None)))
+        for i in c.instructions:
+            out.append(repr((i.name, i.opcode, i.shape, i.operands, i.attrs, i.parameter_number, i.is_root,
+                             i.loc.offset if i.loc else None, {k: v.offset for k, v in i.attr_locs.items()},
+                             i.unknown_attrs, i.operand_shapes)))
+            lit = i.literal
+            if lit is not None:
+                vals = lit.value if isinstance(lit.value, tuple) else (lit,)
+                out.append(repr(lit.shape) + "".join(
+                    "None" if v.value is None else f"{v.value.dtype}{hashlib.md5(v.value.tobytes()).hexdigest()}"
+                    for v in vals if not isinstance(v.value, tuple)))
+    return re.sub(r" at 0x[0-9a-f]+", "", "\n".join(out))  # reprs of objects kept in unknown attributes
+
+
+def _outcome(text: str, fast: bool, monkeypatch) -> str:
+    monkeypatch.setattr(P, "FAST_TOKENS", fast)
+    try:
+        return "\n=====\n".join(_key(m) for m in hlo_interp.parse_all(text))
+    except HloError as e:
+        return f"error: {e}"
+
+
+def _count_fast(text: str) -> dict[str, int]:
+    from hlo_interp.diagnostics import SourceText
+    _, lexer = P._driver()
+
+    State = type("State", (), {"text": L.LexInput(SourceText(text, "x"), 0, None, True)})
+
+    counts = {"instruction": 0, "signature": 0}
+    for tok in lexer.lex(State, None):
+        if tok.type == L.FAST:
+            counts[tok.goto] += 1
+    return counts
+
+
+DUMP = """HloModule m, is_scheduled=true, entry_computation_layout={(f32[2,3]{1,0}, s32[])->f32[2,3]{1,0}}
+
+%fused_computation (param_0: f32[2,3], param_1.2: s32[]) -> f32[2,3] {
+  %param_0 = f32[2,3]{1,0} parameter(0)
+  %param_1.2 = s32[] parameter(1)
+  %constant.1 = f32[] constant(0.5)
+  %broadcast.2 = f32[2,3]{1,0} broadcast(%constant.1), dimensions={}
+  ROOT %multiply.3 = f32[2,3]{1,0} multiply(%param_0, %broadcast.2), metadata={op_name="jit(f)/mul" source_file="a\\tb.py" source_line=3}
+}
+
+ENTRY %main.4 (Arg_0.1: f32[2,3], Arg_1.2: s32[]) -> f32[2,3] {
+  %Arg_0.1 = f32[2,3]{1,0} parameter(0), metadata={op_name="x"}
+  %Arg_1.2 = s32[] parameter(1)
+  %c = s32[2]{0} constant({1, -2})
+  %t = f32[2,3]{0,1} transpose(%Arg_0.1), dimensions={1,0}, sharding={replicated}
+  %cmp = pred[] compare(%Arg_1.2, %Arg_1.2), direction=LT, custom_attr=true, other=-3, label="q", k2=%main.4
+  ROOT %fusion = f32[2,3]{1,0} fusion(%Arg_0.1, %Arg_1.2), kind=kLoop, calls=%fused_computation, metadata={op_name="jit(f)/mul" source_file="a\\tb.py" source_line=3}
+}
+"""
+
+
+def test_fast_tokens_are_used_on_dump_text():
+    # the point of the fast path: most lines of a dump are read as one token
+    counts = _count_fast(DUMP)
+    assert counts == {"instruction": 10, "signature": 2}
+
+
+def test_dump_text_same_ir(monkeypatch):
+    fast = _outcome(DUMP, True, monkeypatch)
+    assert not fast.startswith("error")
+    assert fast == _outcome(DUMP, False, monkeypatch)
+    m = hlo_interp.parse(DUMP)
+    mul = m.computation("fused_computation").root
+    assert mul.attrs["metadata"] == {"op_name": "jit(f)/mul", "source_file": "a\tb.py", "source_line": 3}
+    assert m.entry.params[1][0] == "Arg_1.2" and m.entry.params[1][1].element_type.name == "s32"
+    cmp = m.entry.instruction("cmp")
+    assert cmp.unknown_attrs == ("custom_attr", "other", "label", "k2")
+    assert cmp.attrs["custom_attr"] is True and cmp.attrs["other"] == -3
+    assert m.entry.instruction("c").literal.value.tolist() == [1, -2]
+
+
+# Lines the fast path must hand back to the token-by-token lexer (or reproduce exactly), and
+# malformed ones whose error message must not change.
+CASES = {
+    "type_name_as_instruction_name": "ENTRY e {\n  f32 = f32[] parameter(0)\n  ROOT f32 = f32[] negate(f32)\n}\n",
+    "root_named_root": "ENTRY e {\n  ROOT = f32[] parameter(0)\n  ROOT ROOT.1 = f32[] negate(ROOT)\n}\n",
+    "root_without_percent": "ENTRY e {\n  p = f32[] parameter(0)\n  ROOT n = f32[] negate(p)\n}\n",
+    "opcode_inf": "ENTRY e {\n  p = f32[] parameter(0)\n  ROOT n = f32[] inf(p)\n}\n",
+    "opcode_b": "ENTRY e {\n  p = f32[] parameter(0)\n  ROOT n = f32[] b(p)\n}\n",
+    "opcode_constant_with_name": "ENTRY e {\n  p = f32[] parameter(0)\n  ROOT n = f32[] constant(p)\n}\n",
+    "parameter_with_name": "ENTRY e {\n  p = f32[] parameter(0)\n  ROOT n = f32[] parameter(p)\n}\n",
+    "parameter_plus": "ENTRY e {\n  ROOT p = f32[] parameter(+0)\n}\n",
+    "value_keyword_entry": "ENTRY e {\n  p = f32[] parameter(0)\n  ROOT n = f32[] negate(p), foo=ENTRY\n}\n",
+    "value_type_name": "ENTRY e {\n  p = f32[] parameter(0)\n  ROOT n = f32[] negate(p), foo=f32\n}\n",
+    "value_inf": "ENTRY e {\n  p = f32[] parameter(0)\n  ROOT n = f32[] negate(p), foo=inf\n}\n",
+    "value_false": "ENTRY e {\n  p = f32[] parameter(0)\n  ROOT n = f32[] negate(p), foo=false\n}\n",
+    "bad_escape": 'ENTRY e {\n  p = f32[] parameter(0)\n  ROOT n = f32[] negate(p), metadata={op_name="\\q"}\n}\n',
+    "bad_escape_in_string": 'ENTRY e {\n  p = f32[] parameter(0)\n  ROOT n = f32[] negate(p), x="\\xfff"\n}\n',
+    "duplicate_attribute": "ENTRY e {\n  p = f32[2]{0} parameter(0)\n  ROOT n = f32[2]{0} reverse(p), dimensions={0}, dimensions={0}\n}\n",
+    "bad_layout": "ENTRY e {\n  p = f32[2]{0} parameter(0)\n  ROOT n = f32[2]{1,0} negate(p)\n}\n",
+    "attribute_on_next_line": "ENTRY e {\n  p = f32[] parameter(0)\n  ROOT n = f32[] negate(p)\n    , metadata={op_name=\"a\"}\n}\n",
+    "trailing_comment": "ENTRY e {\n  p = f32[] parameter(0) // the input\n  ROOT n = f32[] negate(p) /* out */\n}\n",
+    "frontend_attributes": 'ENTRY e {\n  p = f32[] parameter(0), frontend_attributes={a={"b":1}}\n  ROOT n = f32[] negate(p)\n}\n',
+    "backend_config": 'ENTRY e {\n  p = f32[] parameter(0)\n  ROOT n = f32[] negate(p), backend_config={"x":{}}\n}\n',
+    "constant_array": "ENTRY e {\n  ROOT c = f32[2,2]{1,0} constant({ {1, 2}, {3, 4.5} })\n}\n",
+    "constant_out_of_range": "ENTRY e {\n  ROOT c = s8[] constant(300)\n}\n",
+    "instruction_then_brace": "ENTRY e {\n  ROOT p = f32[] parameter(0)}\n",
+    "two_roots": "ENTRY e {\n  ROOT p = f32[] parameter(0)\n  ROOT q = f32[] parameter(1)\n}\n",
+    "duplicate_name": "ENTRY e {\n  p = f32[] parameter(0)\n  p = f32[] negate(p)\n}\n",
+    "nested_operands": "ENTRY e {\n  p = f32[] parameter(0)\n  ROOT a = f32[] add(f32[] negate(p), p)\n}\n",
+    "operand_shapes": "ENTRY e {\n  p = f32[] parameter(0)\n  n = f32[] negate(f32[] p)\n  ROOT a = f32[] add(n, p)\n}\n",
+    "signature_param_type_name": "ENTRY e (f32: f32[]) -> f32[] {\n  ROOT f32.1 = f32[] parameter(0)\n}\n",
+    "signature_tuple_result": "ENTRY e (a: f32[], b: s32[2]{0}) -> (f32[], s32[2]) {\n"
+                              "  a = f32[] parameter(0)\n  b = s32[2]{0} parameter(1)\n  ROOT t = (f32[], s32[2]{0}) tuple(a, b)\n}\n",
+    "signature_empty": "ENTRY e () -> f32[] {\n  ROOT c = f32[] constant(1)\n}\n",
+    "signature_newline": "ENTRY e (a: f32[],\n   b: f32[]) -> f32[] {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n",
+    "signature_bad_layout": "ENTRY e (a: f32[2]{1,0}) -> f32[2] {\n  ROOT a = f32[2]{0} parameter(0)\n}\n",
+    "inline_to_apply": "ENTRY e {\n  p = f32[4]{0} parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[] reduce(p, z), dimensions={0}, to_apply={\n"
+                       "    a = f32[] parameter(0)\n    b = f32[] parameter(1)\n    ROOT s = f32[] add(a, b)\n  }\n}\n",
+    "missing_operand": "ENTRY e {\n  ROOT n = f32[] negate(q)\n}\n",
+    "crlf": "ENTRY e {\r\n  p = f32[] parameter(0)\r\n  ROOT n = f32[] negate(p), metadata={op_name=\"a\"}\r\n}\r\n",
+    "no_final_newline": "HloModule m\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}",
+    "instruction_at_end": "ENTRY e {\n  ROOT p = f32[] parameter(0)\n",
+    "index_comments": "ENTRY e {\n  a = f32[1]{0} parameter(0)\n  b = f32[1]{0} parameter(1)\n"
+                      "  ROOT t = f32[3]{0} concatenate(%a, %b,  /*index=2*/%a), dimensions={0}, metadata={op_name=\"t\"}\n}\n",
+    "index_comments_after_operand_shapes": "ENTRY e {\n  a = f32[1]{0} parameter(0)\n  n = f32[1]{0} negate(f32[1]{0} a)\n"
+                                           "  ROOT t = f32[2]{0} concatenate(%n, /*index=1*/%a), dimensions={0}\n}\n",
+    "index_comments_keyword_opcode": "ENTRY e {\n  a = f32[] parameter(0)\n  ROOT t = f32[] true(%a, /*index=1*/%a)\n}\n",
+    "index_comments_other_comment": "ENTRY e {\n  a = f32[] parameter(0)\n  ROOT t = f32[] add(%a, /*x=1*/%a)\n}\n",
+    "single_instruction": "  %n = f32[] negate(f32[] %p), metadata={op_name=\"a\"}",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_same_outcome_as_token_by_token(name, monkeypatch):
+    text = CASES[name]
+    assert _outcome(text, True, monkeypatch) == _outcome(text, False, monkeypatch)
+
+
+def test_cases_exercise_both_outcomes(monkeypatch):
+    outcomes = {k: _outcome(t, True, monkeypatch) for k, t in CASES.items()}
+    errors = [k for k, o in outcomes.items() if o.startswith("error")]
+    assert 10 <= len(errors) < len(outcomes) - 10
+    # errors found while building a fast token are those of the grammar path, at the same place
+    assert _count_fast(CASES["bad_escape"])["instruction"] == 2
+    assert outcomes["bad_escape"].startswith("error: <string>:3:38: error: invalid escape sequence '\\q' in string")
+    assert _count_fast(CASES["signature_bad_layout"])["signature"] == 1
+    assert outcomes["signature_bad_layout"].startswith(
+        "error: <string>:1:13: error: layout has 2 dimensions, but the shape has 1")
+    assert outcomes["duplicate_attribute"].startswith("error: <string>:3:50: error: attribute dimensions already exists")
+    assert outcomes["constant_out_of_range"].startswith("error: <string>:2:26: error: value 300 is out of range")
+
+
+def test_corpus_same_ir(monkeypatch):
+    # every 4th corpus text (the whole corpus is checked the same way by hand when the lexer changes)
+    files = sorted(CORPUS.rglob("*.hlo"))[::4]
+    assert len(files) > 300
+    used = 0
+    for f in files:
+        text = f.read_text()
+        assert _outcome(text, True, monkeypatch) == _outcome(text, False, monkeypatch), f
+    for f in files[:40]:
+        used += _count_fast(f.read_text())["instruction"]
+    assert used > 100
+
+
+def test_dense_float_literal_values():
+    # integers are read as integers (XLA's lexer): -0 is +0.0; -0.0 stays -0.0
+    m = hlo_interp.parse("ENTRY e {\n  ROOT c = f32[5]{0} constant({-0, -0.0, 1e-0, 0.1, -00})\n}\n")
+    v = m.entry.root.literal.value
+    assert v.view("uint32").tolist() == [0, 0x80000000, 0x3F800000, 0x3DCCCCCD, 0]
+
+
+def test_big_dense_literals_exact():
+    import numpy as np
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(3000) * 10.0 ** rng.integers(-40, 40, 3000)
+    texts = [repr(float(a)) for a in x] + ["1", "-7", "inf", "-nan", "65504.5", "3.4028235677973366e+38"]
+    body = ", ".join(texts)
+    for et, dtype in (("f32", np.float32), ("f64", np.float64), ("bf16", None)):
+        m = hlo_interp.parse(f"ENTRY e {{\n  ROOT c = {et}[{len(texts)}]{{0}} constant({{{body}}})\n}}\n")
+        got = m.entry.root.literal.value
+        expect = np.array([float(t) for t in texts])
+        if dtype is None:
+            import ml_dtypes
+            dtype = ml_dtypes.bfloat16
+        with np.errstate(over="ignore"):
+            expect = expect.astype(dtype)
+        assert got.dtype == dtype and got.tobytes() == expect.tobytes()
+    ints = rng.integers(-2**31, 2**31, 5000)
+    m = hlo_interp.parse("ENTRY e {\n  ROOT c = s32[5000]{0} constant({" + ",".join(map(str, ints)) + "})\n}\n")
+    assert m.entry.root.literal.value.tolist() == ints.tolist()
