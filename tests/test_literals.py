@@ -118,3 +118,25 @@ def test_constant_printing_parses_back_bit_exact():
         text = roundtrip_constant(shape, body)
         again = literal(shape, text).value
         assert again.tobytes() == vals.tobytes(), shape
+
+
+@pytest.mark.parametrize("text,want", [
+    # XLA's lexer reads an integer token as an int64, a uint64 above 2^63 - 1 wrapping (checked with
+    # jaxlib 0.10.2's hlo_module_from_text: 18446744073709551615 prints back as -1).
+    ("f32[] constant(18446744073709551615)", -1.0),
+    ("f32[] constant(9223372036854775808)", -9.223372036854775808e18),
+    ("f32[2] constant({1, 18446744073709551615})", [1.0, -1.0]),
+    ("c64[] constant((18446744073709551615, 1))", complex(-1, 1)),
+    ("f32[] constant(100000000000000000000.0)", 1e20),  # a float token: as written
+])
+def test_integer_tokens_in_float_literals_as_xla(text, want):
+    m = hlo_interp.parse(f"HloModule m\nENTRY e {{\n  ROOT c = {text}\n}}\n")
+    np.testing.assert_array_equal(m.entry.root.literal.value, np.asarray(want, m.entry.root.literal.value.dtype))
+
+
+@pytest.mark.parametrize("num", ["18446744073709551616", "-9223372036854775809", "9" * 400])
+def test_integer_tokens_beyond_64_bits_are_located_errors(num):
+    for text in (f"f32[] constant({num})", f"c64[] constant(({num}, 1))", f"f32[2] constant({{1, {num}}})"):
+        with pytest.raises(hlo_interp.HloError, match="unexpected token type in a literal") as e:
+            hlo_interp.parse(f"HloModule m\nENTRY e {{\n  ROOT c = {text}\n}}\n")
+        assert e.value.line == 3

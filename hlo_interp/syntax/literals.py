@@ -101,15 +101,24 @@ def _convert(nums: list[str], shape: ir.ArrayShape, source: SourceText, offset: 
         arr = _int_array(vals, et)
     else:
         # XLA lexes `-0` and other integer tokens as integers: -0 becomes +0.0.
+        # An integer token is an int64 (a uint64 above 2^63 - 1 wraps, as XLA's lexer reads it);
+        # beyond those ranges XLA's lexer makes no number of it at all.
         if compact is not None and not ("-0" in compact and _NEG_ZERO_INT.search(compact)) \
-                and max(map(len, nums), default=0) < 300:
+                and max(map(len, nums), default=0) < 19:
             arr = np.array(list(map(float, nums)), dtype=np.float64)  # the same values, at C speed
         else:
-            arr = np.array([float(int(s)) if _INT_TEXT.fullmatch(s) else float(s) for s in nums],
-                           dtype=np.float64)
+            arr = np.array([_float_of_int_token(int(s), source, offset) if _INT_TEXT.fullmatch(s)
+                            else float(s) for s in nums], dtype=np.float64)
         with np.errstate(over="ignore", invalid="ignore"):
             arr = _cast_float(arr, et.dtype)
     return arr.reshape(shape.dims)
+
+
+def _float_of_int_token(v: int, source: SourceText, offset: int) -> float:
+    if not -(1 << 63) <= v < (1 << 64):
+        raise HloError.at(source, offset, "unexpected token type in a literal (an integer beyond the "
+                                          "int64 and uint64 ranges)")
+    return float(v - (1 << 64) if v >= (1 << 63) else v)
 
 
 def _int_array(vals: list[int], et) -> np.ndarray:
@@ -212,7 +221,7 @@ def _scalar(v, et, source, offset):
         if isinstance(v, bool):
             return float(v)
         if isinstance(v, tuple) and v[0] == "i":
-            return str(float(int(v[1])))
+            return str(_float_of_int_token(int(v[1]), source, offset))
         if isinstance(v, tuple) and v[0] == "f":
             return v[1]
         raise HloError.at(source, offset, f"expected a number for {et.name}, found {_show(v)}")
