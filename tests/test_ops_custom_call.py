@@ -505,6 +505,99 @@ def test_geqp3_fixed_columns():
 
 
 # --------------------------------------------------------------------------------------------------
+# LAPACK: the vectors LAPACK alone decides (signs of singular vectors and eigenvectors, phases, Schur
+# vectors) are XLA's.  hlo_interp calls SciPy's LAPACK with jaxlib's arguments (jaxlib's kernels are
+# SciPy's LAPACK); NumPy's linalg, which computes f32 in f64, flipped some of these (tests/data/custom_call/
+# signs_*.npz: batches chosen so that it did).
+
+SIGNS = sorted(DATA.glob("signs_*.npz"))
+# per case kind: (result index, axis along which a vector runs) of the results holding vectors
+_VECTORS = {"svd": [(0, -2), (2, -1)], "eigh": [(1, -2)], "eig": [(1, -2)], "gees": [(1, -2)]}
+
+
+def test_sign_vectors_present():
+    assert {p.stem.split("_")[1] for p in SIGNS} == set(_VECTORS)
+    assert any(p.stem.endswith("float32") for p in SIGNS)
+
+
+@pytest.mark.parametrize("stage", ["after", "before"])
+@pytest.mark.parametrize("path", SIGNS, ids=[p.stem for p in SIGNS])
+def test_lapack_vector_signs_are_xlas(path, stage):
+    before, after, args, want, meta = _case(path)
+    got = hlo_interp.run(after if stage == "after" else before, *args)
+    assert len(got) == len(want)
+    for idx, axis in _VECTORS[path.stem.split("_")[1]]:
+        g, w = np.asarray(got[idx]).astype(np.complex128), want[idx].astype(np.complex128)
+        # every vector points XLA's way: <w, g> = |w|^2 (a flipped sign would give -|w|^2, a phase e^it·|w|^2)
+        dots = np.sum(np.conj(w) * g, axis=axis)
+        np.testing.assert_allclose(dots, np.sum(np.abs(w) ** 2, axis=axis), rtol=1e-4, atol=1e-4)
+    for i, (g, w) in enumerate(zip(got, want)):  # and everything else equals XLA's (to f32 rounding)
+        _close(g, w, meta["compare"], f"out{i}")
+
+
+def _geev_module(dt, n, batch, left="N", right="V"):
+    real = dt in ("f32", "f64")
+    c = {"f32": "c64", "f64": "c128"}.get(dt, dt)
+    b = f"{batch}," if batch else ""
+    vals = f"{dt}[{b}{n}], {dt}[{b}{n}]" if real else f"{dt}[{b}{n}]"
+    info = f"s32[{batch}]" if batch else "s32[]"
+    ret = f"({vals}, {c}[{b}{n},{n}], {c}[{b}{n},{n}], {info})"
+    t = {"f32": "s", "f64": "d", "c64": "c", "c128": "z"}[dt]
+    return _lapack(f"lapack_{t}geev_ffi", ret, f"a = {dt}[{b}{n},{n}] parameter(0)",
+                   f"{{compute_left = {ord(left)} : ui8, compute_right = {ord(right)} : ui8}}", "a")
+
+
+def test_lapack_geev_nonfinite_matrix_and_left_vectors():
+    # jaxlib does not give a non-finite matrix to ?geev: info -4 (NaN here); the others in the batch are fine
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((2, 4, 4)).astype(np.float32)
+    a[1, 2, 0] = np.inf
+    wr, wi, vl, vr, info = hlo_interp.run(_geev_module("f32", 4, 2, "V", "V"), a)
+    assert info.tolist() == [0, -4]
+    assert np.isnan(wr[1]).all() and np.isnan(vr[1]).all() and np.isnan(vl[1]).all()
+    w = wr[0].astype(np.complex128) + 1j * wi[0]
+    x = a[0].astype(np.complex128)
+    np.testing.assert_allclose(x @ vr[0], vr[0] * w, atol=1e-4)                       # A v = λ v
+    np.testing.assert_allclose(_ct(vl[0]) @ x, w[:, None] * _ct(vl[0]), atol=1e-4)   # uᴴ A = λ uᴴ
+    np.testing.assert_allclose(np.linalg.norm(vl[0], axis=0), 1, rtol=1e-5)
+    # complex conjugate pairs are unpacked into conjugate columns, as jaxlib does
+    pairs = np.nonzero(wi[0] > 0)[0]
+    for j in pairs:
+        np.testing.assert_array_equal(vr[0][:, j + 1], np.conj(vr[0][:, j]))
+    # compute_right = N: the right vectors are zeros
+    *_, vr2, info2 = hlo_interp.run(_geev_module("f32", 4, 2, "N", "N"), a)
+    assert not vr2[0].any() and info2.tolist() == [0, -4]
+
+
+def test_lapack_eigh_svd_failure_is_nan_with_info():
+    a = np.ones((2, 3, 3), np.float32)
+    a[1, 0, 0] = np.nan
+    v, w, info = hlo_interp.run(_lapack("lapack_ssyevd_ffi", "(f32[2,3,3], f32[2,3], s32[2])",
+                                        "a = f32[2,3,3] parameter(0)", "{mode = 86 : ui8, uplo = 76 : ui8}", "a"), a)
+    assert info[0] == 0 and info[1] != 0
+    assert np.isnan(w[1]).all() and np.isnan(v[1]).all()
+    np.testing.assert_allclose(w[0], [0, 0, 3], atol=1e-6)
+    _, s, u, vt, info = hlo_interp.run(_lapack("lapack_sgesdd_ffi",
+                                               "(f32[2,3,3], f32[2,3], f32[2,3,3], f32[2,3,3], s32[2])",
+                                               "a = f32[2,3,3] parameter(0)", "{mode = 65 : ui8}", "a"), a)
+    assert info[0] == 0 and info[1] != 0
+    assert np.isnan(s[1]).all() and np.isnan(u[1]).all() and np.isnan(vt[1]).all()
+    np.testing.assert_allclose(s[0], [3, 0, 0], atol=1e-6)
+
+
+def test_lapack_gees_nonfinite_matrix():
+    text = _lapack("lapack_dgees_ffi", "(f64[2,3,3], f64[2,3,3], f64[2,3], f64[2,3], s32[2], s32[2])",
+                   "a = f64[2,3,3] parameter(0)", "{mode = 86 : ui8, sort = 78 : ui8}", "a")
+    a = np.random.default_rng(4).standard_normal((2, 3, 3))
+    a[0, 1, 1] = np.nan
+    t, vs, wr, wi, sdim, info = hlo_interp.run(text, a)
+    assert info.tolist() == [1, 0] and sdim.tolist() == [0, 0]
+    assert np.isnan(t[0]).all() and np.isnan(vs[0]).all()
+    np.testing.assert_allclose(vs[1] @ t[1] @ vs[1].T, a[1], atol=1e-12)
+    np.testing.assert_allclose(vs[1].T @ vs[1], np.eye(3), atol=1e-12)
+
+
+# --------------------------------------------------------------------------------------------------
 # cuDNN: a module as XLA's own GPU tests write it (layouts, the unquoted old backend_config)
 
 _XLA_BWD_INPUT = """HloModule TestModule

@@ -538,6 +538,34 @@ def lapack_extra_cases():
         [a], TOL64, check="eig_left"))
 
 
+def lapack_sign_cases():
+    """Decompositions whose vectors LAPACK does not determine (signs of singular/eigen vectors, phases,
+    Schur vectors), compared elementwise: hlo_interp calls SciPy's LAPACK as jaxlib does, so they are
+    XLA's.  Batches where NumPy's linalg (f32 computed in f64) flips some vectors.  Own RNG: the inputs
+    of the cases above do not move."""
+    import jax.scipy.linalg as jsl
+    rng = np.random.default_rng(2026)
+
+    def r(shape, dtype):
+        x = rng.standard_normal(shape)
+        if np.dtype(dtype).kind == "c":
+            x = x + 1j * rng.standard_normal(shape)
+        return x.astype(dtype)
+
+    note = "vectors compared elementwise: their signs/phases are LAPACK's (SciPy's, as jaxlib calls it)"
+    for dt, shape in (("float32", (12, 6, 6)), ("complex64", (8, 5, 5))):
+        nm, a = f"signs_svd_{dt}", r(shape, dt)
+        yield nm, (lambda nm=nm, a=a: jax_case(nm, jnp.linalg.svd, [a], TOL32, note=note))
+    for dt in ("float32", "complex64"):
+        x = r((8, 5, 5), dt)
+        nm, a = f"signs_eigh_{dt}", ((x + np.conj(np.swapaxes(x, -1, -2))) / 2).astype(dt)
+        yield nm, (lambda nm=nm, a=a: jax_case(nm, jnp.linalg.eigh, [a], TOL32, note=note))
+    nm, a = "signs_eig_float32", r((6, 4, 4), "float32")
+    yield nm, (lambda nm=nm, a=a: jax_case(nm, jnp.linalg.eig, [a], TOL32, note=note))
+    nm, a = "signs_gees_float32", r((4, 5, 5), "float32")
+    yield nm, (lambda nm=nm, a=a: jax_case(nm, jsl.schur, [a], TOL32, note=note))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default=None)
@@ -545,7 +573,7 @@ def main():
     OUT.mkdir(parents=True, exist_ok=True)
     n = 0
     import itertools
-    for name, make in itertools.chain(cases(), cudnn_cases(), lapack_extra_cases()):
+    for name, make in itertools.chain(cases(), cudnn_cases(), lapack_extra_cases(), lapack_sign_cases()):
         if opts.only and not re.search(opts.only, name):
             continue
         make()

@@ -1520,15 +1520,17 @@ def gen_models():
             [tri, gen(4, dt, "trib" + nm, 3)], tol, labels=["L x = b", "L^T x = b", "unit U x = b"], note=lnote)
 
     # ---- batched linalg: a leading batch dimension (num_batch_dims=1; the LAPACK custom calls loop over
-    #      it).  (svd is not in it: see linalg_svd_*; hlo_interp computes f32 SVDs in f64, whose singular
-    #      vectors' signs differ from sgesdd's on some matrices)
+    #      it).  svd included: hlo_interp calls SciPy's sgesdd as jaxlib does, so the singular vectors'
+    #      signs are XLA's (NumPy's linalg, which computes f32 in f64, flipped some of them)
     rr = _seed("batched", "f32")
     a = (rr.standard_normal((3, 4, 4)) + 3 * np.eye(4)).astype(F32)
     h = (a @ np.swapaxes(a, -1, -2) + 4 * np.eye(4)).astype(F32)
     add(f"{fam}/linalg_batched_f32",
         lambda a, h: (jnp.linalg.qr(a), jnp.linalg.eigh(h), jnp.linalg.det(a),
-                      jax.scipy.linalg.solve_triangular(jnp.linalg.cholesky(h), a, lower=True)),
-        [a, h], linalg_tol[F32], labels=["Q", "R", "eigenvalues", "eigenvectors", "det", "cholesky solve"],
+                      jax.scipy.linalg.solve_triangular(jnp.linalg.cholesky(h), a, lower=True),
+                      jnp.linalg.svd(a)),
+        [a, h], linalg_tol[F32], labels=["Q", "R", "eigenvalues", "eigenvectors", "det", "cholesky solve",
+                                         "svd U", "svd S", "svd Vh"],
         note=lnote + "; a batch of 3 matrices")
 
     # ---- fft (DUCC on CPU)

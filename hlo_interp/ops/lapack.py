@@ -4,64 +4,70 @@ c, z for f32, f64, c64, c128).  Operands and results are (batches of) matrices: 
 LAPACK needs are physical only: values here are logical arrays).  backend_config holds the LAPACK
 character flags as integers (`{uplo = 76 : ui8}`: 'L').
 
-  potrf   (a) -> (factor, info s32[batch]); uplo L/U.  Column-by-column Cholesky; the selected triangle
-          holds the factor, the other keeps a's values.  info = the 1-based column of the first pivot
-          <= 0 (the values from there on are not meaningful: JAX replaces them with NaN).  A NaN pivot
-          is not a failure (OpenBLAS, which XLA:CPU's LAPACK is, tests `<= 0` only): NaN spreads, info 0.
-  trsm    (a, b) -> x; side L/R -> left_side, uplo L/U -> lower, trans_x N/T/C -> NO_TRANSPOSE/
-          TRANSPOSE/ADJOINT, diag U -> unit diagonal (linalg.triangular_solve; alpha is 1).
+  potrf   (a) -> (factor, info s32[batch]); uplo L/U.  The selected triangle holds the factor, the
+          other keeps a's values.  info = the 1-based column of the first pivot <= 0 (the values from
+          there on are not meaningful: JAX replaces them with NaN).  A NaN pivot is not a failure
+          (OpenBLAS, which XLA:CPU's LAPACK is, tests `<= 0` only): NaN spreads, info 0.
+  trsm    (a, b) -> x; side L/R, uplo L/U, trans_x N/T/C, diag U/N: BLAS ?trsm with alpha 1.
   getrf   (a) -> (lu, pivots s32[batch, min(m,n)] 1-based, info s32[batch]): LU with partial pivoting
           (pivot: the first entry of largest |x|, |re|+|im| for complex, as i?amax), whole-row
-          swaps, multipliers scaled by the pivot's reciprocal; a zero pivot sets info (its 1-based
-          column, the first one) and the factorization goes on, as LAPACK's.  Known difference: with a
-          NaN in a pivot column OpenBLAS's SIMD i?amax picks a pivot that depends on the type and the
-          vector length (not reproducible); here the first NaN is the pivot.  The factor is NaN there
-          either way.
+          swaps; a zero pivot sets info (its 1-based column, the first one) and the factorization
+          goes on.  With a NaN in a pivot column OpenBLAS's SIMD i?amax picks a pivot that depends on
+          the type and the vector length (the same here, as it is the same code on the same CPU; the
+          NumPy form the GPU targets use takes the first NaN).
   geqrf   (a) -> (packed QR, tau[batch, min(m,n)]): Householder reflectors as LAPACK's ?larfg makes
           them (beta = -sign(Re alpha)·‖(alpha, x)‖, tau = (beta - alpha)/beta, v = x/(alpha - beta),
           tau = 0 when x = 0 and alpha is real); R in the upper triangle, v below the diagonal.
   orgqr / ungqr  (a, tau) -> Q, the first n columns of H1·H2···Hk, Hi = I - tau_i v_i v_iᴴ.
+  potrf, trsm, getrf, geqrf, orgqr / ungqr, gehrd, sytrd / hetrd: LAPACK's (BLAS's) routine itself
+          through scipy.linalg.lapack / .blas, as for syevd below (lwork from a workspace query where
+          LAPACK takes one, as jaxlib): XLA:CPU's results bit for bit.  Empty matrices, and the GPU
+          targets, use this module's NumPy forms of the same (unblocked) algorithms: equal to rounding.
   geqp3   (a, jpvt) -> (packed QR, jpvt 1-based, tau): QR with column pivoting as ?laqp2 (columns with
           jpvt != 0 first, then the first column of largest partial norm, norms downdated as LAPACK
           does and recomputed when tol3z = sqrt(eps) says so).
   gehrd   (a) -> (packed Hessenberg form, tau[batch, n-1], info); backend_config low/high = ilo/ihi.
-  sytrd / hetrd  (a) -> (packed, d, e, tau, info); uplo L/U: Householder tridiagonal reduction as
-          ?sytd2/?hetd2 (the other strict triangle keeps a's values).
+  sytrd / hetrd  (a) -> (packed, d, e, tau, info); uplo L/U: Householder tridiagonal reduction (the
+          other strict triangle keeps a's values).
+  geqp3 and gtsv are computed here in NumPy (SciPy's ?geqp3 takes no jpvt): step for step as LAPACK's
+          unblocked ?laqp2 / ?gtsv, equal to XLA's to rounding (not bit for bit).
   gtsv    (dl, d, du, b) -> (dl', d', du', x, info): ?gtsv's elimination with row interchanges, step
           for step (the overwritten diagonals are LAPACK's); info = the first exactly-zero pivot.
+  syevd, heevd, gesdd, gesvd, geev, gees: LAPACK's routine itself through scipy.linalg.lapack, with
+          the target's precision letter and the arguments jaxlib passes (job letters, uplo, workspace
+          sizes: the documented minimums for ?syevd/?heevd, a workspace query for the others).  jaxlib's
+          CPU kernels call SciPy's LAPACK (scipy.linalg.cython_lapack), so the results are XLA:CPU's bit
+          for bit, including what LAPACK alone decides: the signs/phases of singular vectors and
+          eigenvectors, the eigenvalue order of ?geev/?gees, the Schur vectors.  info is LAPACK's; a
+          matrix with info != 0 gets NaN results (XLA's are unspecified there; JAX replaces them with
+          NaN).  Batches: one LAPACK call per matrix, as jaxlib loops.
   syevd / heevd  (a) -> (eigenvectors, eigenvalues ascending (real), info); mode V/N, uplo L/U (only
-          that triangle is read).  numpy.linalg.eigh (LAPACK ?syevd/?heevd itself); a matrix whose
-          iteration fails (NaN input) gets info = 1 and NaN values, as JAX then reports.  With mode N
-          the first result (LAPACK leaves a destroyed) is a unchanged.
+          that triangle is read).  With mode N the first result is a as LAPACK leaves it.
   geev    (a) -> real: (wr, wi, vl, vr, info); complex: (w, vl, vr, info) (vectors complex, as JAX's
-          FFI returns them): numpy.linalg.eig (LAPACK ?geev).  compute_left=V: the rows of V^-1,
-          normalized as ?geev does (left_eigenvectors; a matrix whose eigenvectors are not a basis is
-          refused); otherwise vl is zeros.  The order of the eigenvalues and the phases of the vectors
-          are LAPACK's when NumPy's LAPACK takes the same path (real matrices: up to sign).
-  gees    (a) -> real: (t, vs, wr, wi, sdim, info); complex: (t, vs, w, sdim, info): a Schur form
-          a = vs t vs^H (schur(): t quasi-triangular with LAPACK's standardized 2x2 blocks for real
-          matrices); not unique: equal to ?gees's when the eigenvalue order matches, up to the signs
-          of the Schur vectors.
+          FFI returns them: a real matrix's packed conjugate pairs unpacked as jaxlib does);
+          compute_left/compute_right V/N (vectors not computed are zeros).  A matrix with a non-finite
+          entry is not given to LAPACK (jaxlib's check): info -4, NaN results.
+  gees    (a) -> real: (t, vs, wr, wi, sdim, info); complex: (t, vs, w, sdim, info); mode V/N, sort N:
+          a = vs t vs^H, t (quasi) triangular with LAPACK's standardized 2x2 blocks for real matrices;
+          vs zeros for mode N.  A matrix with a non-finite entry is not given to LAPACK (its ?gebal
+          rejects NaN with a console message): NaN results, info 1.
   gesdd / gesvd  (a) -> (a', s, u, vt, info); mode A (full) / S (economy) / N (values only: u, vt
-          zero).  numpy.linalg.svd (LAPACK ?gesdd).  a' (destroyed by LAPACK) is a unchanged.  The
-          singular values are determined; the vectors' signs/phases may differ from ?gesvd's.
+          zero); a' is a as LAPACK leaves it (destroyed).
   GPU (what JAX lowers linalg to for CUDA / ROCm; the element type is the operand's):
           cusolver_/hipsolver_ potrf_ffi, syevd_ffi (backend_config lower=bool), getrf_ffi, geqrf_ffi,
           orgqr_ffi, sytrd_ffi: as the LAPACK ones; cu_/hip_lu_pivots_to_permutation: 0-based row swaps
           -> permutation of the result's length; cusolver_/hipsolver_gesvdj_ffi (compute_uv,
           full_matrices): as gesdd but returning V (not Vᴴ); cuhybrid_/hiphybrid_ eig_real / eig_comp
           (left, right) as geev; cuhybrid_/hiphybrid_geqp3 as geqp3; cusparse_/hipsparse_gtsv2_ffi
-          (dl, d, du, b) -> x as gtsv (NaN for a singular system).
-Results agree with LAPACK to rounding; the signs of eigen/singular vectors are LAPACK's when NumPy's
-LAPACK takes the same path (tests compare what is mathematically determined).
-Not implemented (the unknown-target message): gees (Schur); geev's left eigenvectors are refused.
+          (dl, d, du, b) -> x as gtsv (NaN for a singular system).  (cuSOLVER's own results, e.g.
+          gesvdj's Jacobi vectors, are not reproduced: these are LAPACK's.)
+Refused (an unsupported-feature error): gees with sort S (JAX never emits it), gesdd/gesvd mode O.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .custom_call import _shape_str, backend_config_dict, target
-from .linalg import triangular_solve
 from .registry import error_at, unsupported
 
 _TYPES = {"s": "f32", "d": "f64", "c": "c64", "z": "c128"}
@@ -145,7 +151,7 @@ def _t_potrf(ins, ctx):
     _, si = _result_shapes(ins, 2)
 
     def run(a):
-        f, info = potrf_openblas(np.asarray(a, dt), lower)
+        f, info = lapack_potrf(np.asarray(a, dt), lower)
         return (f.astype(dt, copy=False), info.astype(si.element_type.dtype).reshape(tuple(si.dims)))
     return run
 
@@ -169,10 +175,7 @@ def _t_trsm(ins, ctx):
                             f"{_shape_str(sa)} and {_shape_str(sb)}")
 
     def run(a, b):
-        with np.errstate(all="ignore"):
-            x = triangular_solve(np.asarray(a, dt), np.asarray(b, dt), left_side=left, lower=lower,
-                                 unit_diagonal=unit, transpose_a=trans)
-        return np.asarray(x).astype(dt, copy=False)
+        return lapack_trsm(np.asarray(a, dt), np.asarray(b, dt), left, lower, trans, unit).astype(dt, copy=False)
     return run
 
 
@@ -223,7 +226,7 @@ def _t_getrf(ins, ctx):
     _, sp, si = _result_shapes(ins, 3)
 
     def run(a):
-        lu, piv, info = getrf(np.asarray(a, dt))
+        lu, piv, info = lapack_getrf(np.asarray(a, dt))
         return (lu.astype(dt, copy=False), piv.astype(sp.element_type.dtype).reshape(tuple(sp.dims)),
                 info.astype(si.element_type.dtype).reshape(tuple(si.dims)))
     return run
@@ -334,7 +337,7 @@ def _t_geqrf(ins, ctx):
     _, st = _result_shapes(ins, 2)
 
     def run(a):
-        r, tau = geqrf(np.asarray(a, dt))
+        r, tau = lapack_geqrf(np.asarray(a, dt))
         return (r.astype(dt, copy=False), tau.astype(dt, copy=False).reshape(tuple(st.dims)))
     return run
 
@@ -354,34 +357,339 @@ def _t_orgqr(ins, ctx):
                             f"columns than rows")
 
     def run(a, tau):
-        return orgqr(np.asarray(a, dt), np.asarray(tau, dt)).astype(dt, copy=False)
+        return lapack_orgqr(np.asarray(a, dt), np.asarray(tau, dt)).astype(dt, copy=False)
     return run
 
 
 # --------------------------------------------------------------------------------------------------
-# syevd / heevd, gesdd (NumPy's LAPACK)
+# syevd / heevd, gesdd / gesvd, geev, gees: the LAPACK routines themselves, through scipy.linalg.lapack.
+# jaxlib's CPU kernels call SciPy's LAPACK (scipy.linalg.cython_lapack): the same routine with the same
+# arguments (job letters, workspace sizes) gives XLA:CPU's bits, including the signs/phases of the
+# vectors, which are not otherwise determined.  (numpy.linalg would not do: it computes f32/c64 in
+# f64/c128, and its LAPACK is another build.)
 
-def _per_matrix(fn, a, outs_like):
-    """fn on the whole batch; if LAPACK fails (LinAlgError), matrix by matrix: failed ones -> NaN, info 1."""
-    batch = a.shape[:-2]
-    try:
-        with np.errstate(all="ignore"):
-            res = fn(a)
-        return res, np.zeros(batch, np.int32)
-    except np.linalg.LinAlgError:
-        pass
-    flat = a.reshape((-1,) + a.shape[-2:])
-    outs = [np.full((flat.shape[0],) + s, np.nan, d) for s, d in outs_like]
+_PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
+
+
+def _lapack_fn(routine: str, dtype):
+    """scipy.linalg.lapack's ?<routine> for dtype (f32 -> s, f64 -> d, c64 -> c, c128 -> z)."""
+    from scipy.linalg import lapack  # on first use: SciPy is slow to import
+    return getattr(lapack, _PREFIX[np.dtype(dtype).name] + routine)
+
+
+def _lwork(work) -> int:
+    """A workspace query's answer as jaxlib reads it: the real part, truncated to an integer."""
+    return max(int(np.real(np.asarray(work).reshape(-1)[0])), 1)
+
+
+def _fortran(x: np.ndarray) -> np.ndarray:
+    """A column-major copy of one matrix for LAPACK to overwrite (with overwrite_a=1 SciPy's wrappers work
+    in place on it, so it ends as LAPACK leaves its argument)."""
+    return np.array(x, order="F", copy=True)
+
+
+def _complex_of(re: np.ndarray, im: np.ndarray, cdt) -> np.ndarray:
+    out = np.empty(np.shape(re), cdt)
+    out.real, out.imag = re, im
+    return out
+
+
+def lapack_potrf(a: np.ndarray, lower: bool):
+    """LAPACK ?potrf on [..., n, n] (uplo L/U; the other triangle keeps a's values): (factor, info)."""
+    if a.size == 0:
+        return potrf_openblas(a, lower)
+    n = a.shape[-1]
+    flat = np.array(a).reshape((-1, n, n))
     info = np.zeros(flat.shape[0], np.int32)
+    fn = _lapack_fn("potrf", a.dtype)
     for i in range(flat.shape[0]):
-        try:
-            with np.errstate(all="ignore"):
-                r = fn(flat[i])
-            for o, v in zip(outs, r):
-                o[i] = v
-        except np.linalg.LinAlgError:
-            info[i] = 1
-    return tuple(o.reshape(batch + o.shape[1:]) for o in outs), info.reshape(batch)
+        flat[i], info[i] = fn(_fortran(flat[i]), lower=int(lower), clean=0, overwrite_a=1)
+    return flat.reshape(a.shape), info.reshape(a.shape[:-2])
+
+
+def lapack_trsm(a: np.ndarray, b: np.ndarray, left: bool, lower: bool, trans: str, unit: bool) -> np.ndarray:
+    """BLAS ?trsm (alpha 1) on a [..., k, k], b [..., m, n]: x with op(a) x = b (left) or x op(a) = b;
+    trans NO_TRANSPOSE / TRANSPOSE / ADJOINT."""
+    if b.size == 0 or a.size == 0:
+        return np.array(b)
+    from scipy.linalg import blas
+    fn = getattr(blas, _PREFIX[a.dtype.name] + "trsm")
+    fa = a.reshape((-1,) + a.shape[-2:])
+    x = np.array(b).reshape((-1,) + b.shape[-2:])
+    t = {"NO_TRANSPOSE": 0, "TRANSPOSE": 1, "ADJOINT": 2}[trans]
+    for i in range(x.shape[0]):
+        x[i] = fn(1, np.asfortranarray(fa[i]), _fortran(x[i]), side=int(not left), lower=int(lower), trans_a=t,
+                  diag=int(unit), overwrite_b=1)
+    return x.reshape(b.shape)
+
+
+def lapack_getrf(a: np.ndarray):
+    """LAPACK ?getrf on [..., m, n]: (lu, 1-based pivots int32 [..., min(m,n)], info int32 [...])."""
+    if a.size == 0:
+        return getrf(a)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    flat = np.array(a).reshape((-1, m, n))
+    piv = np.zeros((flat.shape[0], k), np.int32)
+    info = np.zeros(flat.shape[0], np.int32)
+    fn = _lapack_fn("getrf", a.dtype)
+    for i in range(flat.shape[0]):
+        lu, p, info[i] = fn(_fortran(flat[i]), overwrite_a=1)
+        flat[i], piv[i] = lu, p + 1  # SciPy returns them 0-based
+    return flat.reshape(a.shape), piv.reshape(a.shape[:-2] + (k,)), info.reshape(a.shape[:-2])
+
+
+def lapack_geqrf(a: np.ndarray):
+    """LAPACK ?geqrf on [..., m, n] (lwork from a workspace query, as jaxlib): (packed QR, tau [..., k])."""
+    if a.size == 0:
+        return geqrf(a)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    flat = np.array(a).reshape((-1, m, n))
+    tau = np.zeros((flat.shape[0], k), a.dtype)
+    fn = _lapack_fn("geqrf", a.dtype)
+    lwork = _lwork(_lapack_fn("geqrf_lwork", a.dtype)(m, n)[0])
+    for i in range(flat.shape[0]):
+        flat[i], tau[i], _, _ = fn(_fortran(flat[i]), lwork=lwork, overwrite_a=1)
+    return flat.reshape(a.shape), tau.reshape(a.shape[:-2] + (k,))
+
+
+def lapack_orgqr(a: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """LAPACK ?orgqr / ?ungqr on a [..., m, n], tau [..., k] (lwork from a workspace query, as jaxlib)."""
+    if a.size == 0 or tau.shape[-1] == 0:
+        return orgqr(a, tau)
+    m, n = a.shape[-2:]
+    k = tau.shape[-1]
+    flat = np.array(a).reshape((-1, m, n))
+    ft = np.asarray(tau).reshape((-1, k))
+    fn = _lapack_fn("ungqr" if a.dtype.kind == "c" else "orgqr", a.dtype)
+    lwork = _lwork(fn(_fortran(flat[0]), ft[0].copy(), lwork=-1)[1])
+    for i in range(flat.shape[0]):
+        flat[i], _, _ = fn(_fortran(flat[i]), ft[i].copy(), lwork=lwork, overwrite_a=1)
+    return flat.reshape(a.shape)
+
+
+def lapack_gehrd(a: np.ndarray, ilo: int, ihi: int):
+    """LAPACK ?gehrd on [..., n, n] (ilo, ihi 1-based; lwork from a workspace query, as jaxlib):
+    (packed Hessenberg form, tau [..., n-1], info)."""
+    n = a.shape[-1]
+    batch = a.shape[:-2]
+    if a.size == 0 or n < 2:
+        h, tau = gehrd(a, ilo, ihi)
+        return h, tau, np.zeros(batch, np.int32)
+    flat = np.array(a).reshape((-1, n, n))
+    tau = np.zeros((flat.shape[0], n - 1), a.dtype)
+    info = np.zeros(flat.shape[0], np.int32)
+    fn = _lapack_fn("gehrd", a.dtype)
+    lwork = _lwork(_lapack_fn("gehrd_lwork", a.dtype)(n, lo=ilo - 1, hi=ihi - 1)[0])
+    for i in range(flat.shape[0]):  # SciPy takes lo, hi 0-based
+        flat[i], tau[i], info[i] = fn(_fortran(flat[i]), lo=ilo - 1, hi=ihi - 1, lwork=lwork, overwrite_a=1)
+    return flat.reshape(a.shape), tau.reshape(batch + (n - 1,)), info.reshape(batch)
+
+
+def lapack_sytrd(a: np.ndarray, lower: bool):
+    """LAPACK ?sytrd / ?hetrd on [..., n, n] (lwork from a workspace query, as jaxlib): (packed, d, e, tau,
+    info)."""
+    n = a.shape[-1]
+    batch = a.shape[:-2]
+    k = max(n - 1, 0)
+    if a.size == 0 or n < 2:
+        return sytrd(a, lower) + (np.zeros(batch, np.int32),)
+    flat = np.array(a).reshape((-1, n, n))
+    nb = flat.shape[0]
+    rdt = np.empty(0, a.dtype).real.dtype
+    d, e, tau = np.zeros((nb, n), rdt), np.zeros((nb, k), rdt), np.zeros((nb, k), a.dtype)
+    info = np.zeros(nb, np.int32)
+    name = "hetrd" if a.dtype.kind == "c" else "sytrd"
+    fn = _lapack_fn(name, a.dtype)
+    lwork = _lwork(_lapack_fn(name + "_lwork", a.dtype)(n, lower=int(lower))[0])
+    for i in range(nb):
+        flat[i], d[i], e[i], tau[i], info[i] = fn(_fortran(flat[i]), lower=int(lower), lwork=lwork, overwrite_a=1)
+    return (flat.reshape(a.shape), d.reshape(batch + (n,)), e.reshape(batch + (k,)), tau.reshape(batch + (k,)),
+            info.reshape(batch))
+
+
+def syevd(a: np.ndarray, vectors: bool = True, lower: bool = True):
+    """LAPACK ?syevd / ?heevd on [..., n, n], as jaxlib calls it (jobz V/N, uplo L/U: only that triangle is
+    read; lwork/lrwork/liwork the documented minimums jaxlib passes): (the eigenvectors as columns, or with
+    vectors=False a as LAPACK leaves it; the eigenvalues ascending (real); info int32 [...]).  A matrix with
+    info != 0 gets NaN eigenvalues (and vectors)."""
+    dt = a.dtype
+    n = a.shape[-1]
+    batch = a.shape[:-2]
+    flat = a.reshape((-1, n, n))
+    nb = flat.shape[0]
+    rdt = np.empty(0, dt).real.dtype
+    out = flat.copy()
+    w_out = np.zeros((nb, n), rdt)
+    info = np.zeros(nb, np.int32)
+    if a.size:
+        if dt.kind == "c":
+            fn = _lapack_fn("heevd", dt)
+            kw = {"lwork": 2 * n + n * n, "lrwork": 1 + 5 * n + 2 * n * n, "liwork": 3 + 5 * n} if vectors else \
+                {"lwork": n + 1, "lrwork": n, "liwork": 1}
+        else:
+            fn = _lapack_fn("syevd", dt)
+            kw = {"lwork": 1 + 6 * n + 2 * n * n, "liwork": 3 + 5 * n} if vectors else {"lwork": 2 * n + 1, "liwork": 1}
+        for i in range(nb):
+            w, v, inf = fn(_fortran(flat[i]), compute_v=int(vectors), lower=int(lower), overwrite_a=1, **kw)
+            out[i], w_out[i], info[i] = v, w, inf
+            if inf != 0:
+                w_out[i] = np.nan
+                if vectors:
+                    out[i] = np.nan
+    return out.reshape(a.shape), w_out.reshape(batch + (n,)), info.reshape(batch)
+
+
+def gesdd(a: np.ndarray, mode: str, driver: str = "gesdd"):
+    """LAPACK ?gesdd (driver="gesvd": ?gesvd) on [..., m, n], as jaxlib calls it (jobz = mode: A full, S
+    economy, N values only; lwork from a workspace query): (a as LAPACK leaves it, s, u, vt, info); u and vt
+    are None for mode N.  A matrix with info != 0 gets NaN s, u, vt."""
+    dt = a.dtype
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    batch = a.shape[:-2]
+    flat = a.reshape((-1, m, n))
+    nb = flat.shape[0]
+    rdt = np.empty(0, dt).real.dtype
+    uv, full = mode != "N", mode == "A"
+    um, vn = (m, n) if full else (k, k)
+    a_out = flat.copy()
+    s_out = np.zeros((nb, k), rdt)
+    u_out = np.zeros((nb, m, um), dt) if uv else None
+    vt_out = np.zeros((nb, vn, n), dt) if uv else None
+    info = np.zeros(nb, np.int32)
+    if a.size:
+        fn = _lapack_fn(driver, dt)
+        work, _ = _lapack_fn(driver + "_lwork", dt)(m, n, compute_uv=int(uv), full_matrices=int(full))
+        lwork = _lwork(work)
+        for i in range(nb):
+            x = _fortran(flat[i])
+            u, s, vt, inf = fn(x, compute_uv=int(uv), full_matrices=int(full), lwork=lwork, overwrite_a=1)
+            a_out[i], s_out[i], info[i] = x, s, inf
+            if uv:
+                u_out[i], vt_out[i] = u, vt
+            if inf != 0:
+                s_out[i] = np.nan
+                if uv:
+                    u_out[i] = vt_out[i] = np.nan
+    return (a_out.reshape(a.shape), s_out.reshape(batch + (k,)),
+            None if u_out is None else u_out.reshape(batch + (m, um)),
+            None if vt_out is None else vt_out.reshape(batch + (vn, n)), info.reshape(batch))
+
+
+def _unpack_eigenvectors(wi: np.ndarray, v: np.ndarray, cdt) -> np.ndarray:
+    """Real ?geev's packed vectors -> complex ones, as jaxlib unpacks them: for a complex pair (wi[j] != 0,
+    not NaN) columns j, j+1 hold Re, Im of the first vector; the second is its conjugate."""
+    n = v.shape[-1]
+    out = _complex_of(v, np.zeros_like(v), cdt)
+    j = 0
+    while j < n:
+        if wi[j] == 0 or np.isnan(wi[j]) or j + 1 == n:
+            j += 1
+            continue
+        out[:, j] = _complex_of(v[:, j], v[:, j + 1], cdt)
+        out[:, j + 1] = _complex_of(v[:, j], -v[:, j + 1], cdt)
+        j += 2
+    return out
+
+
+def geev(a: np.ndarray, left: bool, right: bool):
+    """LAPACK ?geev on [..., n, n], as jaxlib calls it (jobvl/jobvr V/N, lwork from a workspace query; a
+    matrix with a non-finite entry is not given to LAPACK: info -4): (w complex, vl, vr complex (real
+    matrices: LAPACK's packed conjugate pairs unpacked as jaxlib does), info int32 [...]).  Vectors not
+    asked for are zeros; a matrix with info != 0 gets NaN eigenvalues and vectors."""
+    dt = a.dtype
+    n = a.shape[-1]
+    batch = a.shape[:-2]
+    flat = a.reshape((-1, n, n))
+    nb = flat.shape[0]
+    real = dt.kind == "f"
+    cdt = np.result_type(dt, np.complex64)
+    w_out = np.zeros((nb, n), cdt)
+    vl_out = np.zeros((nb, n, n), cdt)
+    vr_out = np.zeros((nb, n, n), cdt)
+    info = np.zeros(nb, np.int32)
+    if a.size:
+        fn = _lapack_fn("geev", dt)
+        work, _ = _lapack_fn("geev_lwork", dt)(n, compute_vl=int(left), compute_vr=int(right))
+        kw = {"compute_vl": int(left), "compute_vr": int(right), "lwork": _lwork(work), "overwrite_a": 1}
+        for i in range(nb):
+            x = flat[i]
+            inf = -4
+            if np.all(np.isfinite(x)):
+                if real:
+                    wr, wi, vl, vr, inf = fn(_fortran(x), **kw)
+                    w_out[i] = _complex_of(wr, wi, cdt)
+                    if inf == 0:
+                        if left:
+                            vl_out[i] = _unpack_eigenvectors(wi, vl, cdt)
+                        if right:
+                            vr_out[i] = _unpack_eigenvectors(wi, vr, cdt)
+                else:
+                    w, vl, vr, inf = fn(_fortran(x), **kw)
+                    w_out[i] = w
+                    if left:
+                        vl_out[i] = vl
+                    if right:
+                        vr_out[i] = vr
+            info[i] = inf
+            if inf != 0:
+                w_out[i] = np.nan
+                if left:
+                    vl_out[i] = np.nan
+                if right:
+                    vr_out[i] = np.nan
+    return (w_out.reshape(batch + (n,)), vl_out.reshape(a.shape), vr_out.reshape(a.shape),
+            info.reshape(batch))
+
+
+def gees(a: np.ndarray, vectors: bool):
+    """LAPACK ?gees on [..., n, n], as jaxlib calls it (jobvs V/N, sort N, lwork from a workspace query):
+    (t: upper triangular, or for real matrices quasi-triangular with LAPACK's standardized 2x2 blocks;
+    vs (zeros unless vectors); w complex in t's diagonal order; sdim (0: no sorting); info int32 [...]).
+    A matrix with info != 0 gets NaN t, w (and vs).  A matrix with a non-finite entry is not given to LAPACK
+    (its ?gebal rejects NaN with a console message, and what follows is not meaningful): NaN t, w (and vs),
+    info 1."""
+    dt = a.dtype
+    n = a.shape[-1]
+    batch = a.shape[:-2]
+    flat = a.reshape((-1, n, n))
+    nb = flat.shape[0]
+    real = dt.kind == "f"
+    cdt = np.result_type(dt, np.complex64)
+    t_out = flat.copy()
+    vs_out = np.zeros_like(flat)
+    w_out = np.zeros((nb, n), cdt)
+    sdim = np.zeros(nb, np.int32)
+    info = np.zeros(nb, np.int32)
+    if a.size:
+        fn = _lapack_fn("gees", dt)
+        select = (lambda re, im: 0) if real else (lambda w: 0)  # not called: sort N
+        query = fn(select, np.zeros((n, n), dt, order="F"), compute_v=int(vectors), sort_t=0, lwork=-1)
+        kw = {"compute_v": int(vectors), "sort_t": 0, "lwork": _lwork(query[-2]), "overwrite_a": 1}
+        for i in range(nb):
+            if not np.all(np.isfinite(flat[i])):  # ?gebal would reject it (printing a message): not called
+                t_out[i] = w_out[i] = np.nan
+                if vectors:
+                    vs_out[i] = np.nan
+                info[i] = 1
+                continue
+            if real:
+                t, sd, wr, wi, vs, _, inf = fn(select, _fortran(flat[i]), **kw)
+                w_out[i] = _complex_of(wr, wi, cdt)
+            else:
+                t, sd, w, vs, _, inf = fn(select, _fortran(flat[i]), **kw)
+                w_out[i] = w
+            t_out[i], sdim[i], info[i] = t, sd, inf
+            if vectors:
+                vs_out[i] = vs
+            if inf != 0:
+                t_out[i] = w_out[i] = np.nan
+                if vectors:
+                    vs_out[i] = np.nan
+    return (t_out.reshape(a.shape), vs_out.reshape(a.shape), w_out.reshape(batch + (n,)), sdim.reshape(batch),
+            info.reshape(batch))
 
 
 @target(*(_names("syevd", "sd") + _names("heevd", "cz")))
@@ -390,21 +698,12 @@ def _t_syevd(ins, ctx):
     dt = _check_matrix(ins, s, "the operand", square=True)
     cfg = backend_config_dict(ins)
     vectors = _flag(ins, cfg, "mode", "VN", "V") == "V"
-    uplo = _flag(ins, cfg, "uplo", "LU", "L")
+    lower = _flag(ins, cfg, "uplo", "LU", "L") == "L"
     _, sw, si = _result_shapes(ins, 3)
-    rdt = sw.element_type.dtype
-    n = s.dims[-1]
 
     def run(a):
-        a = np.asarray(a, dt)
-        if a.size == 0:
-            return (a.copy(), np.zeros(tuple(sw.dims), rdt), np.zeros(tuple(si.dims), si.element_type.dtype))
-        if vectors:
-            (w, v), info = _per_matrix(lambda x: np.linalg.eigh(x, UPLO=uplo), a, [((n,), rdt), ((n, n), dt)])
-        else:
-            (w,), info = _per_matrix(lambda x: (np.linalg.eigvalsh(x, UPLO=uplo),), a, [((n,), rdt)])
-            v = a
-        return (np.asarray(v).astype(dt, copy=False), np.asarray(w).astype(rdt, copy=False).reshape(tuple(sw.dims)),
+        v, w, info = syevd(np.asarray(a, dt), vectors, lower)
+        return (v.astype(dt, copy=False), w.astype(sw.element_type.dtype, copy=False).reshape(tuple(sw.dims)),
                 info.astype(si.element_type.dtype).reshape(tuple(si.dims)))
     return run
 
@@ -425,6 +724,7 @@ def _t_gesdd(ins, ctx):
         mode = ("A" if bool(cfg.get("full_matrices", True)) else "S") if bool(cfg.get("compute_uv", True)) \
             else "N"
     v_not_vt = not name.startswith("lapack_")  # gesvdj returns V itself (JAX takes its adjoint)
+    driver = "gesvd" if "gesvd_ffi" in name and name.startswith("lapack_") else "gesdd"
     if mode == "O":
         raise unsupported(ins, f"{ins.attrs.get('custom_call_target')} with mode 'O'")
     _, ss, su, svt, si = _result_shapes(ins, 5)
@@ -435,28 +735,15 @@ def _t_gesdd(ins, ctx):
         if tuple(su.dims[-2:]) != (m, um) or tuple(svt.dims[-2:]) != ((n, vn) if v_not_vt else (vn, n)):
             raise error_at(ins, f"custom-call {ins.attrs.get('custom_call_target')}: u {_shape_str(su)} / vt "
                                 f"{_shape_str(svt)} do not fit mode {mode!r} for {_shape_str(s)}")
-    rdt = ss.element_type.dtype
 
     def run(a):
-        a = np.asarray(a, dt)
-        zeros_u = np.zeros(tuple(su.dims), dt)
-        zeros_vt = np.zeros(tuple(svt.dims), dt)
-        if a.size == 0:
-            return (a.copy(), np.zeros(tuple(ss.dims), rdt), zeros_u, zeros_vt,
-                    np.zeros(tuple(si.dims), si.element_type.dtype))
+        a_out, sv, u, vt, info = gesdd(np.asarray(a, dt), mode, driver)
         if mode == "N":
-            (sv,), info = _per_matrix(lambda x: (np.linalg.svd(x, compute_uv=False),), a, [((k,), rdt)])
-            u, vt = zeros_u, zeros_vt
-        else:
-            full = mode == "A"
-            um, vn = (m, n) if full else (k, k)
-            (u, sv, vt), info = _per_matrix(lambda x: tuple(np.linalg.svd(x, full_matrices=full)), a,
-                                            [((m, um), dt), ((k,), rdt), ((vn, n), dt)])
-            if v_not_vt:
-                vt = np.conj(np.swapaxes(vt, -1, -2))
-        return (a.copy(), np.asarray(sv).astype(rdt, copy=False).reshape(tuple(ss.dims)),
-                np.asarray(u).astype(dt, copy=False).reshape(tuple(su.dims)),
-                np.asarray(vt).astype(dt, copy=False).reshape(tuple(svt.dims)),
+            u, vt = np.zeros(tuple(su.dims), dt), np.zeros(tuple(svt.dims), dt)
+        elif v_not_vt:
+            vt = np.conj(np.swapaxes(vt, -1, -2))
+        return (a_out.astype(dt, copy=False), sv.astype(ss.element_type.dtype, copy=False).reshape(tuple(ss.dims)),
+                u.astype(dt, copy=False).reshape(tuple(su.dims)), vt.astype(dt, copy=False).reshape(tuple(svt.dims)),
                 info.astype(si.element_type.dtype).reshape(tuple(si.dims)))
     return run
 
@@ -477,9 +764,9 @@ def _t_gehrd(ins, ctx):
     _, st, si = _result_shapes(ins, 3)
 
     def run(a):
-        h, tau = gehrd(np.asarray(a, dt), ilo, ihi)
+        h, tau, info = lapack_gehrd(np.asarray(a, dt), ilo, ihi)
         return (h.astype(dt, copy=False), tau.astype(dt, copy=False).reshape(tuple(st.dims)),
-                np.zeros(tuple(si.dims), si.element_type.dtype))
+                info.astype(si.element_type.dtype).reshape(tuple(si.dims)))
     return run
 
 
@@ -500,31 +787,11 @@ def _t_geev(ins, ctx):
     real = np.dtype(dt).kind == "f"
     outs = _result_shapes(ins, 5 if real else 4)
     svl, svr, si = outs[-3:]
-    n = s.dims[-1]
-    cdt = np.result_type(dt, np.complex64)
 
     def run(a):
-        a = np.asarray(a, dt)
-        if a.size == 0:
-            w, v, info = np.zeros(a.shape[:-1], cdt), np.zeros(a.shape, cdt), np.zeros(a.shape[:-2], np.int32)
-        elif right or left:
-            (w, v), info = _per_matrix(lambda x: tuple(np.linalg.eig(x)), a, [((n,), cdt), ((n, n), cdt)])
-        else:
-            (w,), info = _per_matrix(lambda x: (np.linalg.eigvals(x),), a, [((n,), cdt)])
-            v = np.zeros(a.shape, cdt)
-        w = np.asarray(w).astype(cdt, copy=False)
-        if left and a.size:
-            try:
-                u = left_eigenvectors(np.asarray(v).astype(cdt, copy=False))
-            except np.linalg.LinAlgError:
-                raise unsupported(ins, f"{name}: left eigenvectors of a defective matrix (its eigenvectors do not "
-                                       f"form a basis)") from None
-            vl = u.astype(svl.element_type.dtype, copy=False).reshape(tuple(svl.dims))
-        else:
-            vl = np.zeros(tuple(svl.dims), svl.element_type.dtype)
-        if not right:
-            v = np.zeros(a.shape, cdt)
-        vr = np.asarray(v).astype(svr.element_type.dtype, copy=False).reshape(tuple(svr.dims))
+        w, vl, vr, info = geev(np.asarray(a, dt), left, right)
+        vl = vl.astype(svl.element_type.dtype, copy=False).reshape(tuple(svl.dims))
+        vr = vr.astype(svr.element_type.dtype, copy=False).reshape(tuple(svr.dims))
         info = info.astype(si.element_type.dtype).reshape(tuple(si.dims))
         if real:
             return (w.real.astype(dt), w.imag.astype(dt), vl, vr, info)
@@ -532,121 +799,14 @@ def _t_geev(ins, ctx):
     return run
 
 
-def left_eigenvectors(v: np.ndarray) -> np.ndarray:
-    """LAPACK ?geev's left eigenvectors from the right ones: the rows of V^-1 are the left eigenvectors
-    (u_j^H A = lambda_j u_j^H, paired with the same eigenvalue), normalized as ?geev does: unit
-    Euclidean norm, the component of largest modulus (the first such) made real and positive.  For
-    complex matrices that fixes LAPACK's vectors (up to rounding); for real ones LAPACK may flip a
-    vector's sign.  NaN where the eigenvectors do not form a basis (LinAlgError)."""
-    n = v.shape[-1]
-    eye = np.broadcast_to(np.eye(n, dtype=v.dtype), v.shape)
-    with np.errstate(all="ignore"):
-        cond = np.linalg.cond(v) if v.size else np.zeros(v.shape[:-2])
-        if not np.all(np.isfinite(cond)) or np.any(cond * np.finfo(v.real.dtype).eps > 1e-3):
-            raise np.linalg.LinAlgError("ill-conditioned eigenvector basis")
-        u = np.conj(np.swapaxes(np.linalg.solve(v, eye), -1, -2))
-        u = u / np.linalg.norm(u, axis=-2, keepdims=True)
-        mag = np.abs(u) ** 2
-        k = np.argmax(mag, axis=-2)[..., None, :]
-        top = np.take_along_axis(u, k, axis=-2)
-        u = u * (np.conj(top) / np.abs(top))
-        fixed = np.take_along_axis(u, k, axis=-2)
-        np.put_along_axis(u, k, fixed.real.astype(u.dtype), axis=-2)
-    return u
-
 # --------------------------------------------------------------------------------------------------
 # gees (Schur decomposition)
-
-def _null_vector(m: np.ndarray) -> np.ndarray:
-    """The unit vector m maps closest to zero (the last right singular vector): an eigenvector of S
-    when m = S - lambda I, accurate even when lambda is defective."""
-    _, _, vh = np.linalg.svd(m)
-    return np.conj(vh[-1])
-
-
-def _standardize_2x2(t: np.ndarray, z: np.ndarray, k: int) -> None:
-    """Rotate rows/columns k, k+1 of t (and columns of z) so the 2x2 block t[k:k+2, k:k+2] has equal
-    diagonal entries (LAPACK's standard form of a complex-conjugate pair: [[a, b], [c, a]], b*c < 0)."""
-    a, b, c, d = t[k, k], t[k, k + 1], t[k + 1, k], t[k + 1, k + 1]
-    theta = 0.5 * np.arctan2(d - a, b + c)
-    cs, sn = np.cos(theta), np.sin(theta)
-    r = np.array([[cs, -sn], [sn, cs]], t.dtype)
-    t[k:k + 2, :] = r.T @ t[k:k + 2, :]
-    t[:, k:k + 2] = t[:, k:k + 2] @ r
-    z[:, k:k + 2] = z[:, k:k + 2] @ r
-    m = 0.5 * (t[k, k] + t[k + 1, k + 1])
-    t[k, k] = t[k + 1, k + 1] = m
-
-
-def schur(a: np.ndarray, real: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Schur decomposition a = z t z^H of one square matrix: (t, z, eigenvalues in t's diagonal order).
-    Complex: t upper triangular.  Real (real=True): t quasi upper triangular, 1x1 blocks for real
-    eigenvalues and standardized 2x2 blocks [[a, b], [c, a]] (b*c < 0) for complex-conjugate pairs,
-    (a + i sqrt(-b c)) first, as ?gees returns them.  Made by deflation in the order of
-    numpy.linalg.eigvals (LAPACK ?geev's, usually ?gees's own): at each step an eigenvector of the
-    trailing block (the last singular vector of S - lambda I, so defective eigenvalues are fine) or,
-    for a complex pair, the real 2-dimensional invariant subspace [Re x, Im x] is rotated to the front
-    by an orthogonal (unitary) Householder factor."""
-    n = a.shape[-1]
-    wdt = a.dtype if a.dtype.kind == "c" else np.result_type(a.dtype, np.complex64)
-    t = np.array(a, dtype=a.dtype if real else wdt, copy=True)
-    z = np.eye(n, dtype=t.dtype)
-    if n == 0:
-        return t, z, np.zeros(0, wdt)
-    if not np.all(np.isfinite(t)):
-        raise np.linalg.LinAlgError("non-finite matrix")
-    target = list(np.linalg.eigvals(a))
-    k = 0
-    while k < n:
-        sub = t[k:, k:]
-        m = n - k
-        lam_all = np.linalg.eigvals(sub) if m > 1 else np.array([sub[0, 0]], wdt)
-        want = target[k] if k < len(target) else lam_all[0]
-        lam = lam_all[np.argmin(np.abs(lam_all - want))]
-        pair = real and m > 1 and lam.imag != 0 and abs(lam.imag) > 8 * np.finfo(t.real.dtype).eps * max(1.0, abs(lam))
-        if m == 1:
-            break
-        if not pair:
-            if real:
-                lam = lam.real
-            x = _null_vector(sub - lam * np.eye(m, dtype=sub.dtype))
-            basis = x[:, None].astype(t.dtype) if not real else np.real(x)[:, None].astype(t.dtype)
-            width = 1
-        else:
-            if lam.imag < 0:
-                lam = np.conj(lam)
-            x = _null_vector(sub.astype(wdt) - lam * np.eye(m, dtype=wdt))
-            basis = np.stack([x.real, x.imag], axis=1).astype(t.dtype)
-            width = 2
-        q, _ = np.linalg.qr(basis, mode="complete")
-        t[k:, :] = np.conj(q.T) @ t[k:, :]
-        t[:, k:] = t[:, k:] @ q
-        z[:, k:] = z[:, k:] @ q
-        t[k + width:, k:k + width] = 0
-        if width == 2:
-            _standardize_2x2(t, z, k)
-        k += width
-    # eigenvalues from t's diagonal (blocks)
-    w = np.zeros(n, wdt)
-    k = 0
-    while k < n:
-        if real and k + 1 < n and t[k + 1, k] != 0:
-            a_, b_, c_ = t[k, k], t[k, k + 1], t[k + 1, k]
-            im = np.sqrt(abs(b_)) * np.sqrt(abs(c_))
-            w[k], w[k + 1] = a_ + 1j * im, a_ - 1j * im
-            k += 2
-        else:
-            w[k] = t[k, k]
-            k += 1
-    return t, z, w
-
 
 @target(*_names("gees"))
 def _t_gees(ins, ctx):
     """lapack_?gees_ffi (a) -> real: (t, vs, wr, wi, sdim, info); complex: (t, vs, w, sdim, info);
     backend_config mode V (Schur vectors) / N, sort N (sort S, with a selection function, is refused:
-    JAX never emits it).  See schur(): a Schur form is not unique; ours equals ?gees's when the
-    eigenvalue order matches and up to the signs (phases) of the Schur vectors."""
+    JAX never emits it).  LAPACK's ?gees itself (see gees())."""
     (s,) = ctx.operand_shapes(ins)
     dt = _check_matrix(ins, s, "the operand", square=True)
     cfg = backend_config_dict(ins)
@@ -655,33 +815,14 @@ def _t_gees(ins, ctx):
     real = np.dtype(dt).kind == "f"
     outs = _result_shapes(ins, 6 if real else 5)
     si, sinfo = outs[-2], outs[-1]
-    n = s.dims[-1]
 
     def run(a):
-        a = np.asarray(a, dt)
-        batch = a.shape[:-2]
-        flat = a.reshape((int(np.prod(batch, dtype=np.int64)), n, n))
-        T = np.empty_like(flat)
-        Z = np.zeros_like(flat)
-        W = np.zeros((flat.shape[0], n), np.result_type(dt, np.complex64))
-        info = np.zeros(flat.shape[0], np.int32)
-        for i in range(flat.shape[0]):
-            try:
-                with np.errstate(all="ignore"):
-                    t, z, w = schur(flat[i], real)
-                T[i], W[i] = t.astype(dt, copy=False), w
-                if vectors:
-                    Z[i] = z.astype(dt, copy=False)
-            except np.linalg.LinAlgError:
-                T[i], W[i], info[i] = np.nan, np.nan, 1
-                if vectors:
-                    Z[i] = np.nan
-        T, Z, W = T.reshape(a.shape), Z.reshape(a.shape), W.reshape(batch + (n,))
-        sdim = np.zeros(tuple(si.dims), si.element_type.dtype)
-        inf = info.reshape(batch).astype(sinfo.element_type.dtype).reshape(tuple(sinfo.dims))
+        t, z, w, sdim, info = gees(np.asarray(a, dt), vectors)
+        sdim = sdim.astype(si.element_type.dtype).reshape(tuple(si.dims))
+        inf = info.astype(sinfo.element_type.dtype).reshape(tuple(sinfo.dims))
         if real:
-            return (T, Z, W.real.astype(dt), W.imag.astype(dt), sdim, inf)
-        return (T, Z, W.astype(dt), sdim, inf)
+            return (t, z, w.real.astype(dt), w.imag.astype(dt), sdim, inf)
+        return (t, z, w.astype(dt), sdim, inf)
     return run
 
 
@@ -804,18 +945,12 @@ def _t_cusolver_potrf(ins, ctx):
 def _t_cusolver_syevd(ins, ctx):
     (s,) = ctx.operand_shapes(ins)
     dt = _gpu_matrix(ins, s)
-    cfg = backend_config_dict(ins)
-    uplo = "L" if bool(cfg.get("lower", True)) else "U"
+    lower = bool(backend_config_dict(ins).get("lower", True))
     _, sw, si = _result_shapes(ins, 3)
-    rdt = sw.element_type.dtype
-    n = s.dims[-1]
 
     def run(a):
-        a = np.asarray(a, dt)
-        if a.size == 0:
-            return (a.copy(), np.zeros(tuple(sw.dims), rdt), np.zeros(tuple(si.dims), si.element_type.dtype))
-        (w, v), info = _per_matrix(lambda x: np.linalg.eigh(x, UPLO=uplo), a, [((n,), rdt), ((n, n), dt)])
-        return (np.asarray(v).astype(dt, copy=False), np.asarray(w).astype(rdt, copy=False).reshape(tuple(sw.dims)),
+        v, w, info = syevd(np.asarray(a, dt), True, lower)
+        return (v.astype(dt, copy=False), w.astype(sw.element_type.dtype, copy=False).reshape(tuple(sw.dims)),
                 info.astype(si.element_type.dtype).reshape(tuple(si.dims)))
     return run
 
@@ -878,11 +1013,11 @@ def _t_sytrd(ins, ctx):
     _, sd, se, st, si = _result_shapes(ins, 5)
 
     def run(a):
-        out, d, e, tau = sytrd(np.asarray(a, dt), lower)
+        out, d, e, tau, info = lapack_sytrd(np.asarray(a, dt), lower)
         return (out.astype(dt, copy=False), d.astype(sd.element_type.dtype).reshape(tuple(sd.dims)),
                 e.astype(se.element_type.dtype).reshape(tuple(se.dims)),
                 tau.astype(dt, copy=False).reshape(tuple(st.dims)),
-                np.zeros(tuple(si.dims), si.element_type.dtype))
+                info.astype(si.element_type.dtype).reshape(tuple(si.dims)))
     return run
 
 
