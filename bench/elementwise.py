@@ -23,12 +23,7 @@ class Ctx:
 def build(body, ty):
     m = hlo_interp.parse("HloModule m\nENTRY e {\n" + body + "\n}\n")
     ins = m.entry.root
-    try:
-        k = KERNELS[ins.opcode](ins, Ctx(m))
-    except Exception as e:
-        ops = ins.operands
-        raise
-    return k
+    return KERNELS[ins.opcode](ins, Ctx(m))
 
 def t(fn, *a, n=None):
     n = n or 30

@@ -8,7 +8,6 @@ import json
 import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 from typing import Optional
 
@@ -16,19 +15,54 @@ import click
 
 from . import __version__
 from .diagnostics import HloError
+from .files import write_atomic
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_BROKEN_PIPE = 128 + 13  # the reader of our output left (`hlo fmt x | head`): as if killed by SIGPIPE
 
 
 # --------------------------------------------------------------------------------------------------
 # Presentation helpers
 
+def exit_broken_pipe():
+    """Stop quietly with status 141, like a Unix tool killed by SIGPIPE: no message, no traceback, and
+    standard output pointed at /dev/null so that the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    sys.exit(EXIT_BROKEN_PIPE)
+
+
+class PipeSafe:
+    """Mixin for click commands and groups: a BrokenPipeError from anywhere in the command (click.echo,
+    sys.stdout.write, rich) ends it quietly with status 141 instead of click's exit 1 ("findings")."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            exit_broken_pipe()
+
+
+_CONSOLE_CLASS = None
+
+
 def _console(stderr: bool = False, color: str = "auto"):
-    from rich.console import Console
+    global _CONSOLE_CLASS
+    if _CONSOLE_CLASS is None:
+        from rich.console import Console
+
+        class _Console(Console):
+            def on_broken_pipe(self) -> None:  # rich would exit 1: let PipeSafe decide
+                self.quiet = True
+                raise BrokenPipeError(32, "Broken pipe")
+        _CONSOLE_CLASS = _Console
     force = {"always": True, "never": False}.get(color)
     no_color = color == "never" or (color == "auto" and "NO_COLOR" in os.environ)
-    return Console(stderr=stderr, force_terminal=force, no_color=no_color, highlight=False,
-                   soft_wrap=True)
+    return _CONSOLE_CLASS(stderr=stderr, force_terminal=force, no_color=no_color, highlight=False,
+                          soft_wrap=True)
 
 
 def _report_error(err: HloError, color: str = "auto") -> None:
@@ -72,28 +106,10 @@ def _read(path: str) -> tuple[str, str]:
     return read_source(path)
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file in the same folder, then rename: never a half-written file."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent or "."))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 # --------------------------------------------------------------------------------------------------
 # Commands
 
-class _LazyGroup(click.Group):
+class _LazyGroup(PipeSafe, click.Group):
     """Subcommands that live in their own modules are imported only when used (start-up time)."""
 
     LAZY = {
@@ -176,7 +192,11 @@ def fmt_cmd(files, strip_metadata, strip_backend_config, canonical_names, check_
                 click.echo(f"{name}: not formatted", err=True)
         elif in_place:
             if out != text:
-                write_atomic(Path(path), out)
+                try:
+                    write_atomic(path, out)
+                except HloError as e:
+                    _report_error(e, color)
+                    status = EXIT_ERROR
         else:
             console = _console(color=color)
             if console.is_terminal and not console.no_color:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import click
 
@@ -78,7 +77,11 @@ def command(a, b, ignore, fmt, unified, context, verbose, output, color):
         except HloError as e:
             _report_error(e, color)
             sys.exit(EXIT_ERROR)
-    result = diff_modules(modules[0], modules[1], ig, a_name=names[0], b_name=names[1])
+    try:
+        result = diff_modules(modules[0], modules[1], ig, a_name=names[0], b_name=names[1])
+    except Exception as e:  # noqa: BLE001 - a bug of ours: a message, not a traceback
+        _report_error(HloError(f"internal error in hlo diff: {type(e).__name__}: {e}"), color)
+        sys.exit(EXIT_ERROR)
     status = EXIT_OK if result.same else EXIT_FINDINGS
 
     if fmt == "json":
@@ -121,9 +124,9 @@ def command(a, b, ignore, fmt, unified, context, verbose, output, color):
 def _emit(text: str, output) -> None:
     if output:
         try:
-            write_atomic(Path(output), text)
-        except OSError as e:
-            _report_error(HloError(f"cannot write: {e.strerror}", filename=output))
+            write_atomic(output, text)
+        except HloError as e:
+            _report_error(e)
             sys.exit(EXIT_ERROR)
     else:
         sys.stdout.write(text)

@@ -7,9 +7,10 @@ import click
 
 from .cli import EXIT_ERROR, EXIT_OK, _console, _read, _report_error
 from .diagnostics import HloError
+from .files import write_atomic
 
 
-@click.command("graph")
+@click.command("graph", context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.argument("module", type=click.Path(allow_dash=True))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), metavar="OUT",
               help="Write here; the format follows the extension: .dot, .html, .svg, .png "
@@ -78,7 +79,7 @@ def command(module, output, fmt, computation, around, depth, expand_fusions, max
         for note in g.notes:
             console.print(Text.assemble(("note:", "bold cyan"), f" {note}"))
         if output:
-            graph.write_atomic_bytes(output, data)
+            write_atomic(output, data)
             edges = sum(1 for e in g.edges if not e.control)
             console.print(Text.assemble("wrote ", (output, "bold"), f" ({fmt}): {g.computation.name}, "
                                         f"{len(g.nodes)} nodes, {edges} edges"
@@ -91,6 +92,8 @@ def command(module, output, fmt, computation, around, depth, expand_fusions, max
             e.filename = output or ("<stdout>" if module != "-" else "<stdin>")
         _report_error(e, color)
         status = EXIT_ERROR
+    except BrokenPipeError:
+        raise  # the reader of standard output left: PipeSafe ends quietly
     except Exception as e:  # noqa: BLE001 - a bug of ours: a message, not a traceback
         _report_error(HloError(f"internal error while drawing: {type(e).__name__}: {e}",
                                filename=None if module == "-" else module), color)

@@ -7,151 +7,21 @@ from --compare or --trace found a NaN/Inf, 2 usage or input error (including a m
 """
 from __future__ import annotations
 
-import ast
-import io
 import os
 import re
 import sys
-import tempfile
 import time
-import zipfile
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 import click
 
 from . import __version__
 from .diagnostics import HloError
+from .cli import PipeSafe, _console, _report_error, exit_broken_pipe
+from .files import InputError, load_arrays, save_results, write_atomic
 
 EXIT_OK, EXIT_MISMATCH, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
-
-
-class InputError(Exception):
-    """A problem with the command's files or options (not located in the module)."""
-
-
-# --------------------------------------------------------------------------------------------------
-# .npy / .npz reading and writing (ml_dtypes-aware)
-
-def _parse_npy(data: bytes, name: str):
-    """Our own reader for .npy bytes NumPy refuses (e.g. np.save's '<f1' for float8_e5m2): an array of
-    raw bytes (|Vn) that the evaluator then views as the parameter's type."""
-    import numpy as np
-    if data[:6] != b"\x93NUMPY" or len(data) < 10:
-        raise InputError(f"{name}: not a NumPy .npy array")
-    major = data[6]
-    if major == 1:
-        hlen, start = int.from_bytes(data[8:10], "little"), 10
-    else:
-        hlen, start = int.from_bytes(data[8:12], "little"), 12
-    try:
-        header = ast.literal_eval(data[start:start + hlen].decode("latin1"))
-        descr, fortran, shape = header["descr"], header["fortran_order"], tuple(header["shape"])
-    except (ValueError, SyntaxError, KeyError, TypeError):
-        raise InputError(f"{name}: damaged .npy header") from None
-    try:
-        dtype = np.dtype(descr)
-    except TypeError:
-        m = re.fullmatch(r"[<>|=]?[a-zA-Z](\d+)", str(descr))
-        if not m:
-            raise InputError(f"{name}: unknown element type {descr!r}") from None
-        dtype = np.dtype(f"V{m.group(1)}")
-    if dtype.hasobject:
-        raise InputError(f"{name}: arrays of Python objects are not accepted")
-    count = 1
-    for d in shape:
-        count *= d
-    body = data[start + hlen:]
-    if len(body) < count * dtype.itemsize:
-        raise InputError(f"{name}: file is truncated")
-    arr = np.frombuffer(body, dtype=dtype, count=count)
-    return arr.reshape(shape, order="F" if fortran else "C")
-
-
-def _load_npy_bytes(data: bytes, name: str):
-    import numpy as np
-    try:
-        return np.load(io.BytesIO(data), allow_pickle=False)
-    except ValueError as e:
-        if "pickle" in str(e).lower():
-            raise InputError(f"{name}: arrays of Python objects are not accepted") from None
-        return _parse_npy(data, name)
-
-
-def load_input_file(path: str) -> "dict[str, Any] | Any":
-    """A .npy file -> an array; a .npz file -> {key: array}."""
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory") from None
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror}") from None
-    if data[:4] == b"PK\x03\x04" or data[:4] == b"PK\x05\x06":
-        try:
-            with zipfile.ZipFile(io.BytesIO(data)) as z:
-                out = {}
-                for member in z.namelist():
-                    key = member[:-4] if member.endswith(".npy") else member
-                    out[key] = _load_npy_bytes(z.read(member), f"{path}[{key}]")
-                return out
-        except (zipfile.BadZipFile, OSError, EOFError) as e:
-            raise InputError(f"{path}: damaged .npz file ({e})") from None
-    if data[:6] == b"\x93NUMPY":
-        return _load_npy_bytes(data, path)
-    raise InputError(f"{path}: not a NumPy .npy or .npz file")
-
-
-def _npy_bytes(a) -> bytes:
-    """.npy bytes; ml_dtypes types get their name as descr so that np.load (with ml_dtypes imported)
-    gives back the real dtype instead of raw bytes."""
-    import numpy as np
-    a = np.asarray(a)
-    buf = io.BytesIO()
-    descr = np.lib.format.dtype_to_descr(a.dtype)
-    try:
-        roundtrips = np.dtype(descr) == a.dtype
-    except TypeError:
-        roundtrips = False
-    if roundtrips:
-        np.lib.format.write_array(buf, a, allow_pickle=False)
-    else:
-        np.lib.format.write_array_header_1_0(
-            buf, {"descr": a.dtype.name, "fortran_order": False, "shape": a.shape})
-        buf.write(np.ascontiguousarray(a).tobytes())
-    return buf.getvalue()
-
-
-def _write_atomic_bytes(path: Path, writer) -> None:
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent or "."))
-    try:
-        with os.fdopen(fd, "wb") as f:
-            writer(f)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def save_results(path: str, leaves: list) -> None:
-    """Write the result leaves: .npz with out0, out1, ... or .npy for a single leaf (atomically)."""
-    p = Path(path)
-    if p.suffix.lower() == ".npy":
-        data = _npy_bytes(leaves[0])
-        _write_atomic_bytes(p, lambda f: f.write(data))
-        return
-
-    def write(f):
-        with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as z:
-            for k, a in enumerate(leaves):
-                z.writestr(f"out{k}.npy", _npy_bytes(a))
-    _write_atomic_bytes(p, write)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -184,7 +54,7 @@ def gather_inputs(files: list[str], params: list) -> list:
     from .ops.registry import TOKEN
     data_params = [p for p in params
                    if not (isinstance(p.shape, ir.ArrayShape) and p.shape.element_type.dtype is None)]
-    first = load_input_file(files[0]) if len(files) == 1 else None
+    first = load_arrays(files[0]) if len(files) == 1 else None
     if isinstance(first, dict):
         arrays = first
         used = set()
@@ -221,7 +91,7 @@ def gather_inputs(files: list[str], params: list) -> list:
         if isinstance(p.shape, ir.TupleShape):
             raise InputError(f"parameter '{p.name}' is a tuple: give its leaves in one .npz "
                              f"(keys {', '.join(_leaf_paths(p.shape, 'arg' + str(params.index(p))))})")
-        a = first if first is not None else load_input_file(f)
+        a = first if first is not None else load_arrays(f)
         if isinstance(a, dict):
             raise InputError(f"{f}: expected a .npy array")
         args.append(a)
@@ -230,30 +100,6 @@ def gather_inputs(files: list[str], params: list) -> list:
 
 # --------------------------------------------------------------------------------------------------
 # Presentation
-
-def _console(stderr: bool = False, color: str = "auto"):
-    from rich.console import Console
-    force = {"always": True, "never": False}.get(color)
-    no_color = color == "never" or (color == "auto" and "NO_COLOR" in os.environ)
-    return Console(stderr=stderr, force_terminal=force, no_color=no_color, highlight=False, soft_wrap=True)
-
-
-def _report_error(err: HloError, color: str) -> None:
-    if color == "never" or "NO_COLOR" in os.environ and color == "auto" or (
-            color == "auto" and not sys.stderr.isatty()):
-        sys.stderr.write(err.render() + "\n")
-        return
-    from rich.text import Text
-    console = _console(stderr=True, color=color)
-    lines = err.render().split("\n")
-    first = Text(lines[0], style="bold")
-    idx = lines[0].find("error:")
-    if idx >= 0:
-        first.stylize("bold red", idx, idx + 6)
-    console.print(first)
-    for line in lines[1:]:
-        console.print(Text(line, style="green" if line.strip() == "^" else ""))
-
 
 def _read_module(path: str) -> tuple[str, str]:
     """(text, display name); '-' is standard input."""
@@ -403,7 +249,7 @@ def compare_leaf(actual, expected, rtol: Optional[float], atol: Optional[float])
 
 
 def compare_results(leaves: list, expected_path: str, rtol, atol, color: str) -> bool:
-    loaded = load_input_file(expected_path)
+    loaded = load_arrays(expected_path)
     if isinstance(loaded, dict):
         expected = []
         prefix = "arr_" if "out0" not in loaded and "arr_0" in loaded else "out"  # arr_k: np.savez(f, a, b)
@@ -432,7 +278,7 @@ def compare_results(leaves: list, expected_path: str, rtol, atol, color: str) ->
 # --------------------------------------------------------------------------------------------------
 # The command
 
-class _RunCommand(click.Command):
+class _RunCommand(PipeSafe, click.Command):
     """`--inputs a.npy b.npy` takes every following .npy/.npz argument (click options take one value)."""
 
     def parse_args(self, ctx, args):
@@ -580,12 +426,7 @@ def main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol,
         sys.stderr.write("hlo-run: interrupted\n")
         status = EXIT_INTERRUPTED
     except BrokenPipeError:  # `hlo-run ... | head`: the reader left; stop quietly
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
-        status = 141
+        exit_broken_pipe()
     except MemoryError:
         _fail("out of memory (lower the sizes, or see --max-bytes)")
         status = EXIT_ERROR
@@ -624,7 +465,7 @@ def _setup_feeds(infeed, outfeed) -> None:
     take_outfeed()
     values = []
     if infeed is not None:
-        data = load_input_file(infeed)
+        data = load_arrays(infeed)
         if not isinstance(data, dict):
             values = [data]
         else:
@@ -785,7 +626,7 @@ def _report_debug(got, dbg: _DebugOptions, color: str) -> int:
         print_profile(got.profile, color)
         if dbg.profile_json is not None:
             data = (json.dumps(got.profile.to_json(), indent=1) + "\n").encode()
-            _write_atomic_bytes(Path(dbg.profile_json), lambda f: f.write(data))
+            write_atomic(Path(dbg.profile_json), data)
     if got.dump is not None:
         sys.stderr.write(f"hlo-run: dumped {len(got.dump.entries)} value(s), {got.dump.bytes} bytes, to "
                          f"{got.dump.directory} (index.json)\n")

@@ -320,10 +320,8 @@ def _safe(name: str) -> str:
 
 
 def _npy_write(path: str, a: np.ndarray) -> None:
-    from .cli_run import _npy_bytes, _write_atomic_bytes
-    from pathlib import Path
-    data = _npy_bytes(a)
-    _write_atomic_bytes(Path(path), lambda f: f.write(data))
+    from .files import npy_bytes, write_atomic
+    write_atomic(path, npy_bytes(a))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -684,12 +682,10 @@ class Session(Observer):
     def write_index(self) -> None:
         if self.dump_dir is None:
             return
-        from .cli_run import _write_atomic_bytes
-        from pathlib import Path
+        from .files import write_atomic
         doc = {"module": self.module.name, "complete": self.dump_complete, "bytes": self.dump_bytes,
                "entries": self.dump_entries}
-        data = (json.dumps(doc, indent=1) + "\n").encode()
-        _write_atomic_bytes(Path(self.dump_dir) / "index.json", lambda f: f.write(data))
+        write_atomic(os.path.join(self.dump_dir, "index.json"), json.dumps(doc, indent=1) + "\n")
 
     # -- profile -------------------------------------------------------------------------------
     def profile_result(self) -> Profile:

@@ -9,6 +9,7 @@ Rendered the way XLA and compilers do:
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass
 from typing import Optional
 
@@ -96,12 +97,17 @@ def location_text(filename, line, column) -> str:
     return ":".join(parts)
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
 def caret_excerpt(source_line, column) -> list[str]:
     """The source line and a caret under `column` (1-based), indented; long lines (single-line dumps,
     big constants) are cut around the caret.  Empty when either is unknown."""
     if source_line is None or column is None:
         return []
-    src = source_line.replace("\t", " ").rstrip("\r")
+    # Control characters (a NUL in a binary file, an escape sequence) would reach the terminal raw:
+    # show each as U+FFFD, one column wide like the character it stands for, so the caret stays put.
+    src = _CONTROL.sub("\ufffd", source_line.rstrip("\r").replace("\t", " "))
     col = column - 1
     if len(src) > 160:
         start = max(0, col - 80)

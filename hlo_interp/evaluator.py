@@ -692,8 +692,26 @@ class Executable:
         root = self.entry.root
         bad = _value_matches(value, root.shape) if root.shape is not None else None
         if bad:
-            raise error_at(root, f"internal error: the result does not match the entry's shape: {bad}")
+            raise result_shape_error(self.module, root, bad)
         return flatten_result(value)
+
+
+def result_shape_error(module: ir.Module, root: ir.Instruction, bad: str) -> HloError:
+    """The error for a result that does not have the entry's declared shape.  Usually the module itself
+    declares a shape its operands do not give (`f32[9] pad(f32[3] ...), padding=1_2_2`): then the
+    verifier's first shape finding is the located input error.  Otherwise it is a bug of ours."""
+    try:
+        from .shapes.verify import check
+        findings = [f for f in check(module, notes=False) if f.severity == "error"]
+    except Exception:  # noqa: BLE001 - the verifier failing must not hide the original problem
+        findings = []
+    if findings:
+        f = findings[0]
+        return HloError(f"the module is invalid, so its result cannot have the declared shape: "
+                        f"{f.message} ({f.code}; `hlo check` lists every finding)",
+                        filename=f.filename or module.filename, line=f.line, column=f.column,
+                        source_line=f.source_line)
+    return error_at(root, f"internal error: the result does not match the entry's shape: {bad}")
 
 
 def _locate(e: BaseException) -> HloError:

@@ -25,7 +25,6 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Optional
@@ -1095,34 +1094,9 @@ def render(module: ir.Module, fmt: str = "dot", computation: Optional[str] = Non
     return run_dot(text, fmt)
 
 
-def write_atomic_bytes(path, data: bytes) -> None:
-    """Write via a temporary file in the same folder, then rename."""
-    path = str(path)
-    folder = os.path.dirname(path) or "."
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
-    except OSError as e:
-        raise HloError(f"cannot write: {e.strerror}", filename=path) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        if os.path.exists(path):
-            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except OSError as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise HloError(f"cannot write: {e.strerror}", filename=path) from None
-
-
 def save(module: ir.Module, path, computation: Optional[str] = None, **options) -> str:
     """Write the picture to `path` (format from the extension); returns the format."""
     fmt = format_for_path(str(path))
-    write_atomic_bytes(path, render(module, fmt, computation, **options))
+    from .files import write_atomic
+    write_atomic(path, render(module, fmt, computation, **options))
     return fmt

@@ -256,12 +256,12 @@ def _is_wait_error(e: BaseException) -> bool:
 
 
 def _finish(exe: Any, values: list) -> list:
-    from .evaluator import _value_matches, error_at, flatten_result
+    from .evaluator import _value_matches, flatten_result, result_shape_error
     value = exe.execute(*values)
     root = exe.entry.root
     bad = _value_matches(value, root.shape) if root.shape is not None else None
     if bad:
-        raise error_at(root, f"internal error: the result does not match the entry's shape: {bad}")
+        raise result_shape_error(exe.module, root, bad)
     return flatten_result(value)
 
 

@@ -120,3 +120,64 @@ def test_hlo_run_subcommand_runs_the_sample_like_xla():
             "--compare", str(SAMPLES / "mlp.expected.npz"), "--print", "none")
     assert r.returncode == 0, r.stderr
     assert "ok" in r.stdout + r.stderr
+
+
+# --------------------------------------------------------------------------------------------------
+# Closed pipes, several modules in one file, control characters in excerpts
+
+_PIPE_MODULE = "HloModule s\nENTRY e {\n  ROOT p = f32[4] parameter(0)\n}\n"
+
+
+@pytest.mark.parametrize("argv", [
+    ["-m", "hlo_interp", "fmt", "M"],
+    ["-m", "hlo_interp", "info", "M"],
+    ["-m", "hlo_interp", "graph", "M"],
+    ["-m", "hlo_interp", "check", "--format", "json", "M"],
+    ["-m", "hlo_interp", "diff", "M", "SAMPLE"],
+    ["-c", "from hlo_interp.cli_run import main; main()", "M", "--random-inputs", "--print", "full"],
+], ids=["fmt", "info", "graph", "check", "diff", "hlo-run"])
+def test_closed_pipe_ends_quietly_with_141(tmp_path, argv):
+    """`hlo ... | head`: the reader has gone before we write; status 141 (as if killed by SIGPIPE),
+    nothing on stderr (click alone would exit 1, which means "findings" here; rich would exit 1)."""
+    m = tmp_path / "m.hlo"
+    m.write_text(_PIPE_MODULE)
+    argv = [str(m) if a == "M" else str(SAMPLE) if a == "SAMPLE" else a for a in argv]
+    p = subprocess.Popen([sys.executable, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()
+    err = p.stderr.read()
+    assert p.wait() == 141, err
+    assert err == b""
+
+
+def test_several_modules_where_one_is_expected(tmp_path):
+    two = tmp_path / "two.hlo"
+    two.write_text(_PIPE_MODULE + "// -----\n" + _PIPE_MODULE.replace("HloModule s", "HloModule t"))
+    for args in (["info", str(two)], ["graph", str(two)], ["diff", str(two), str(two)]):
+        r = hlo(*args)
+        assert r.returncode == 2, args
+        assert r.stderr.startswith(f"{two}:5:1: error: this text holds 2 modules separated by '// -----'")
+        assert "// -----\n  ^" in r.stderr
+    # the commands that read every module still do
+    assert hlo("check", str(two)).returncode == 0
+    r = hlo("fmt", str(two))
+    assert r.returncode == 0 and r.stdout.count("HloModule") == 2 and "\n// -----\n" in r.stdout
+    # a syntax error inside one of them is reported as itself
+    bad = tmp_path / "bad.hlo"
+    bad.write_text(_PIPE_MODULE + "// -----\n" + BAD)
+    r = hlo("info", str(bad))
+    assert r.returncode == 2 and "holds" not in r.stderr and "expected" in r.stderr
+
+
+def test_control_characters_in_excerpt_are_not_printed_raw(tmp_path):
+    f = tmp_path / "nul.hlo"
+    f.write_bytes(b"HloModule m\x00\x1b[31m\nENTRY e {\n}\n")
+    r = hlo("fmt", str(f))
+    assert r.returncode == 2
+    assert r.stderr.splitlines() == [f"{f}:1:12: error: unexpected character U+0000",
+                                     "  HloModule m\ufffd\ufffd[31m", "             ^"]
+
+
+def test_every_subcommand_has_short_help():
+    for cmd in ("fmt", "check", "diff", "info", "graph"):
+        r = hlo(cmd, "-h")
+        assert r.returncode == 0 and r.stdout.startswith(f"Usage: python -m hlo_interp {cmd}"), (cmd, r.stderr)

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from hlo_interp.cli_run import _npy_bytes, load_input_file, main
+from hlo_interp.cli_run import main
+from hlo_interp.files import load_arrays as load_input_file, npy_bytes as _npy_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"
@@ -375,7 +376,7 @@ def test_process_stdin_and_errors(tmp_path):
 
 def test_load_input_file_rejects_pickles(tmp_path):
     np.save(tmp_path / "o.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
-    from hlo_interp.cli_run import InputError
+    from hlo_interp.files import InputError
     with pytest.raises(InputError, match="Python objects"):
         load_input_file(str(tmp_path / "o.npy"))
 
@@ -399,3 +400,53 @@ def test_host_transfer_files(tmp_path):
     assert r.exit_code == 2 and "not ch<channel_id>_<k>" in r.output
     r = invoke(str(mod))  # nothing queued: a located error naming the channel
     assert r.exit_code == 2 and "channel 1" in r.output
+
+
+_HOST_BF16 = """HloModule hb
+ENTRY e {
+  t = token[] after-all()
+  r = (bf16[3], u32[], token[]) recv(t), channel_id=4, is_host_transfer=true
+  rd = (bf16[3], token[]) recv-done(r), channel_id=4, is_host_transfer=true
+  v = bf16[3] get-tuple-element(rd), index=0
+  w = bf16[3] add(v, v)
+  s = (bf16[3], u32[], token[]) send(w, t), channel_id=5, is_host_transfer=true
+  sd = token[] send-done(s), channel_id=5, is_host_transfer=true
+  ROOT o = bf16[3] copy(w)
+}
+"""
+
+
+def test_host_transfers_keep_bf16_and_refuse_damaged_files(tmp_path):
+    """bf16 goes in and comes out as bf16 (np.savez would have written raw void bytes); a damaged or
+    truncated .npz is an input error naming the file, not a traceback."""
+    import ml_dtypes
+    from hlo_interp.files import save_arrays
+    mod = tmp_path / "hb.hlo"
+    mod.write_text(_HOST_BF16)
+    x = np.array([1.5, -2.25, 3.0], ml_dtypes.bfloat16)
+    save_arrays(tmp_path / "in.npz", {"ch4_0": x})
+    r = invoke(mod, "--host-recv", tmp_path / "in.npz", "--host-send", tmp_path / "out.npz")
+    assert r.exit_code == 0, r.output
+    with np.load(tmp_path / "out.npz") as z:
+        sent = z["ch5_0"]
+    assert sent.dtype == ml_dtypes.bfloat16
+    np.testing.assert_array_equal(sent.astype(np.float32), [3.0, -4.5, 6.0])
+    data = (tmp_path / "in.npz").read_bytes()
+    for name, damaged in (("trunc.npz", data[: len(data) // 2]), ("garbage.npz", b"PK\x03\x04" + b"\xff" * 64)):
+        (tmp_path / name).write_bytes(damaged)
+        r = invoke(mod, "--host-recv", tmp_path / name)
+        assert r.exit_code == 2, r.output
+        assert f"{tmp_path / name}: damaged .npz file" in r.output and "internal error" not in r.output
+
+
+def test_invalid_declared_shape_is_an_input_error(tmp_path):
+    """A module that declares a shape its operands do not give (f32[9] for a pad that makes f32[10]):
+    the result cannot match, and the message is the verifier's, at the instruction, not 'internal error'."""
+    mod = tmp_path / "pad.hlo"
+    mod.write_text("HloModule p\nENTRY e {\n  v = f32[3] parameter(0)\n  z = f32[] constant(0)\n"
+                   "  ROOT i = f32[9] pad(v, z), padding=1_2_2\n}\n")
+    for extra in ([], ["--trace"]):
+        r = invoke(mod, "--random-inputs", *extra)
+        assert r.exit_code == 2, r.output
+        assert r.stderr.startswith(f"{mod}:5:8: error: the module is invalid, so its result cannot have the "
+                                   "declared shape: pad: expected f32[9], inferred f32[10] from the operands (E101")

@@ -1,6 +1,5 @@
 """Constants: parsing to NumPy with XLA's conversions, and printing in XLA's exact format.
 Expected texts are what XLA's own printer wrote for the same inputs (jaxlib 0.10.2)."""
-import math
 
 import ml_dtypes
 import numpy as np

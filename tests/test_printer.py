@@ -145,5 +145,9 @@ def test_several_modules_split_by_marker():
     assert [m.name for m in ms] == ["first", "second"]
     out = hlo_interp.format_text(good)
     assert out.count("// -----") == 1 and hlo_interp.parse_all(out) == ms
-    with pytest.raises(hlo_interp.HloError, match="a second module"):
+    with pytest.raises(hlo_interp.HloError, match="this text holds 2 modules separated by '// -----' lines") as ei:
         hlo_interp.parse(good)
+    assert (ei.value.line, ei.value.column) == (6, 1)  # at the separator
+    # parse() of the text with a syntax error in the second module reports that error, not the count
+    with pytest.raises(hlo_interp.HloError, match="a second module"):
+        hlo_interp.parse(text)

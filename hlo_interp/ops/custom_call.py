@@ -833,4 +833,4 @@ def _k_scaled_dot(ins, ctx):
     return run
 
 
-from . import lapack  # noqa: F401 - registers the LAPACK targets
+from . import lapack  # noqa: E402, F401 - registers the LAPACK targets (after the registry above)

@@ -97,20 +97,23 @@ def _host_key(key: str):
 
 def load_host_recv(path) -> dict:
     """Read a .npz of host-to-device arrays (keys `ch<channel_id>_<k>`, k = 0, 1, ... in order) and
-    install it with set_host_recv; returns the {channel_id: [arrays]} installed.  ValueError on other
-    keys or a gap in k."""
-    with np.load(path, allow_pickle=False) as z:
-        items = {}
-        for key in z.files:
-            ck = _host_key(key)
-            if ck is None:
-                raise ValueError(f"{path}: key {key!r} is not ch<channel_id>_<k>")
-            items[ck] = z[key]
+    install it with set_host_recv; returns the {channel_id: [arrays]} installed.  ValueError (an
+    hlo_interp.files.InputError) on an unreadable file, other keys or a gap in k."""
+    from ..files import InputError, load_arrays
+    data = load_arrays(path)
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: expected a .npz file with keys ch<channel_id>_<k>")
+    items = {}
+    for key, arr in data.items():
+        ck = _host_key(key)
+        if ck is None:
+            raise InputError(f"{path}: key {key!r} is not ch<channel_id>_<k>")
+        items[ck] = arr
     values: dict = {}
     for (cid, k) in sorted(items):
         lst = values.setdefault(cid, [])
         if k != len(lst):
-            raise ValueError(f"{path}: channel {cid} has no array ch{cid}_{len(lst)}")
+            raise InputError(f"{path}: channel {cid} has no array ch{cid}_{len(lst)}")
         lst.append(items[(cid, k)])
     set_host_recv(values)
     return values
@@ -118,22 +121,9 @@ def load_host_recv(path) -> dict:
 
 def save_host_sends(path, sends: dict) -> None:
     """Write {channel_id: [arrays]} (take_host_sends()) as a .npz with keys `ch<channel_id>_<k>`,
-    atomically (a temporary file in the same directory, then os.replace)."""
-    import os
-    import tempfile
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".host_sends.", suffix=".npz", dir=d)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **{f"ch{cid}_{k}": np.asarray(a) for cid, arrs in sends.items()
-                           for k, a in enumerate(arrs)})
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    atomically, keeping bf16/f8 element types (hlo_interp.files.save_arrays)."""
+    from ..files import save_arrays
+    save_arrays(path, {f"ch{cid}_{k}": np.asarray(a) for cid, arrs in sends.items() for k, a in enumerate(arrs)})
 
 
 def _single_device(ins, ctx) -> None:
@@ -158,6 +148,22 @@ def _zeros(shape: ir.Shape) -> Any:
     if not _is_array(shape):
         return TOKEN
     return np.zeros(shape.dims, shape.element_type.dtype)
+
+
+def _fill(shape: ir.Shape, take) -> Any:
+    """A value of `shape` whose array leaves are take(leaf_shape), depth-first (infeed, host recv)."""
+    if isinstance(shape, ir.TupleShape):
+        return tuple(_fill(e, take) for e in shape.elements)
+    return take(shape) if _is_array(shape) else TOKEN
+
+
+def _append_leaves(value: Any, out: list) -> None:
+    """Append copies of the array leaves of `value`, depth-first (outfeed, host send)."""
+    if isinstance(value, tuple):
+        for e in value:
+            _append_leaves(e, out)
+    elif value is not TOKEN:
+        out.append(np.array(value, copy=True))
 
 
 def _check_static(ins, shape) -> None:
@@ -194,11 +200,7 @@ def _infeed(ins, ctx):
     data_shape = shape.elements[0]
     _check_static(ins, data_shape)
 
-    def build(s):
-        if isinstance(s, ir.TupleShape):
-            return tuple(build(e) for e in s.elements)
-        if not _is_array(s):
-            return TOKEN
+    def take(s):
         if not _INFEED:
             raise error_at(ins, "infeed: no more infeed data (give values with hlo-run --infeed FILE.npz, "
                                 "keys in0, in1, ... consumed in order)")
@@ -207,7 +209,7 @@ def _infeed(ins, ctx):
         return _conform(ins, _INFEED.popleft(), s, k)
 
     def run(token):
-        return (build(data_shape), TOKEN)
+        return (_fill(data_shape, take), TOKEN)
     return run
 
 
@@ -218,15 +220,8 @@ def _outfeed(ins, ctx):
         raise error_at(ins, "outfeed takes (data, token)")
     _check_static(ins, operands[0])
 
-    def flatten(v, out):
-        if isinstance(v, tuple):
-            for e in v:
-                flatten(e, out)
-        elif v is not TOKEN:
-            out.append(np.array(v, copy=True))
-
     def run(data, token):
-        flatten(data, _OUTFEED)
+        _append_leaves(data, _OUTFEED)
         return TOKEN
     return run
 
@@ -309,15 +304,8 @@ def _host_send(ins, ctx):
         raise error_at(ins, "send takes (data, token)")
     _check_static(ins, operands[0])
 
-    def flatten(v, out):
-        if isinstance(v, tuple):
-            for e in v:
-                flatten(e, out)
-        elif v is not TOKEN:
-            out.append(np.array(v, copy=True))
-
     def run(data, token):
-        flatten(data, _HOST_SENT.setdefault(int(cid), []))
+        _append_leaves(data, _HOST_SENT.setdefault(int(cid), []))
         return (data, np.uint32(0), TOKEN)
     return run
 
@@ -333,11 +321,7 @@ def _host_recv_done(ins, ctx):
     data_shape = shape.elements[0]
     _check_static(ins, data_shape)
 
-    def build(s):
-        if isinstance(s, ir.TupleShape):
-            return tuple(build(e) for e in s.elements)
-        if not _is_array(s):
-            return TOKEN
+    def take(s):
         q = _HOST_RECV.get(int(cid))
         if not q:
             raise error_at(ins, f"recv-done: the host sent nothing (more) on channel {cid} (give arrays with "
@@ -345,7 +329,7 @@ def _host_recv_done(ins, ctx):
         return _conform(ins, q.popleft(), s, 0, f"host value on channel {cid}")
 
     def run(r):
-        return (build(data_shape), TOKEN)
+        return (_fill(data_shape, take), TOKEN)
     return run
 
 

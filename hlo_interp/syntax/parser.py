@@ -1016,9 +1016,31 @@ def parse_module(text: str, filename: str = "<string>") -> ir.Module:
     """Parse HLO module text (with or without the `HloModule` header)."""
     text = strip_log_prefixes(text)
     source = SourceText(text, filename)
-    m = _parse(source, "hlo")
+    try:
+        m = _parse(source, "hlo")
+    except HloError:
+        _refuse_several_modules(text, filename, source)
+        raise
     m.filename = filename
     return m
+
+
+def _refuse_several_modules(text: str, filename: str, source: "SourceText") -> None:
+    """A text of several `// -----`-separated modules where one is expected: say so (at the first
+    separator) instead of reporting the second module's header as a syntax error."""
+    first = _SPLIT.search(text)
+    if first is None:
+        return
+    try:
+        n = len(parse_modules(text, filename))
+    except HloError:
+        return  # a real syntax error in one of them: report that
+    if n > 1:
+        line = text.count("\n", 0, first.start()) + 1
+        raise HloError(f"this text holds {n} modules separated by '// -----' lines, and one module is "
+                       f"expected here: split the file (hlo fmt and hlo check read every module; in "
+                       f"Python, hlo_interp.parse_all)", filename=filename, line=line, column=1,
+                       source_line=source.line_text(line)) from None
 
 
 SPLIT_MARKER = "// -----"

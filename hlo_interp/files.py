@@ -1,0 +1,175 @@
+"""Array files and atomic writes: one place for what the commands read and write.
+
+- load_arrays: .npy / .npz as hlo-run takes them (ml_dtypes types by name, and np.save's raw '|V' or
+  '<f1' descriptors as raw bytes the evaluator views as the parameter's type); every problem is an
+  InputError that names the file, never a NumPy traceback.
+- npy_bytes / save_arrays: .npy / .npz that keep bf16 and f8 types (descr = the ml_dtypes name, so
+  np.load after `import ml_dtypes` gives the real dtype back).
+- write_atomic: a temporary file in the same folder, then a rename: never a half-written output.
+"""
+from __future__ import annotations
+
+import ast
+import io
+import os
+import re
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any, Callable, Union
+
+from .diagnostics import HloError
+
+
+class InputError(ValueError):
+    """A problem with the command's files or options (not located in the module)."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Reading
+
+def _parse_npy(data: bytes, name: str):
+    """Our own reader for .npy bytes NumPy refuses (e.g. np.save's '<f1' for float8_e5m2): an array of
+    raw bytes (|Vn) that the evaluator then views as the parameter's type."""
+    import numpy as np
+    if data[:6] != b"\x93NUMPY" or len(data) < 10:
+        raise InputError(f"{name}: not a NumPy .npy array")
+    major = data[6]
+    if major == 1:
+        hlen, start = int.from_bytes(data[8:10], "little"), 10
+    else:
+        hlen, start = int.from_bytes(data[8:12], "little"), 12
+    try:
+        header = ast.literal_eval(data[start:start + hlen].decode("latin1"))
+        descr, fortran, shape = header["descr"], header["fortran_order"], tuple(header["shape"])
+    except (ValueError, SyntaxError, KeyError, TypeError):
+        raise InputError(f"{name}: damaged .npy header") from None
+    try:
+        dtype = np.dtype(descr)
+    except TypeError:
+        m = re.fullmatch(r"[<>|=]?[a-zA-Z](\d+)", str(descr))
+        if not m:
+            raise InputError(f"{name}: unknown element type {descr!r}") from None
+        dtype = np.dtype(f"V{m.group(1)}")
+    if dtype.hasobject:
+        raise InputError(f"{name}: arrays of Python objects are not accepted")
+    count = 1
+    for d in shape:
+        count *= d
+    body = data[start + hlen:]
+    if len(body) < count * dtype.itemsize:
+        raise InputError(f"{name}: file is truncated")
+    arr = np.frombuffer(body, dtype=dtype, count=count)
+    return arr.reshape(shape, order="F" if fortran else "C")
+
+
+def _load_npy_bytes(data: bytes, name: str):
+    import numpy as np
+    try:
+        return np.load(io.BytesIO(data), allow_pickle=False)
+    except ValueError as e:
+        if "pickle" in str(e).lower():
+            raise InputError(f"{name}: arrays of Python objects are not accepted") from None
+        return _parse_npy(data, name)
+
+
+def load_arrays(path) -> "dict[str, Any] | Any":
+    """A .npy file -> an array; a .npz file -> {key: array}.  ml_dtypes element types (bf16, f8, ...) come
+    back as themselves; an unreadable or damaged file is an InputError naming it."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory") from None
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror}") from None
+    if data[:4] == b"PK\x03\x04" or data[:4] == b"PK\x05\x06":
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as z:
+                out = {}
+                for member in z.namelist():
+                    key = member[:-4] if member.endswith(".npy") else member
+                    out[key] = _load_npy_bytes(z.read(member), f"{path}[{key}]")
+                return out
+        except (zipfile.BadZipFile, OSError, EOFError) as e:
+            raise InputError(f"{path}: damaged .npz file ({e})") from None
+    if data[:6] == b"\x93NUMPY":
+        return _load_npy_bytes(data, path)
+    raise InputError(f"{path}: not a NumPy .npy or .npz file")
+
+
+def npy_bytes(a) -> bytes:
+    """.npy bytes; ml_dtypes types get their name as descr so that np.load (with ml_dtypes imported)
+    gives back the real dtype instead of raw bytes."""
+    import numpy as np
+    a = np.asarray(a)
+    buf = io.BytesIO()
+    descr = np.lib.format.dtype_to_descr(a.dtype)
+    try:
+        roundtrips = np.dtype(descr) == a.dtype
+    except TypeError:
+        roundtrips = False
+    if roundtrips:
+        np.lib.format.write_array(buf, a, allow_pickle=False)
+    else:
+        np.lib.format.write_array_header_1_0(
+            buf, {"descr": a.dtype.name, "fortran_order": False, "shape": a.shape})
+        buf.write(np.ascontiguousarray(a).tobytes())
+    return buf.getvalue()
+
+
+# --------------------------------------------------------------------------------------------------
+# Writing
+
+def write_atomic(path, data: Union[bytes, str, Callable[[Any], None]]) -> None:
+    """Write `data` (bytes, text as UTF-8, or a function given the open binary file) to `path` via a
+    temporary file in the same folder, then rename: readers never see a half-written file, and a
+    failure leaves the old file (if any) as it was.  An existing file keeps its permissions; a new one
+    gets the umask's.  OSError becomes an HloError naming the file."""
+    path = str(path)
+    folder = os.path.dirname(path) or "."
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
+    except OSError as e:
+        raise HloError(f"cannot write: {e.strerror or e}", filename=path) from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            if callable(data):
+                data(f)
+            else:
+                f.write(data.encode("utf-8") if isinstance(data, str) else data)
+        if os.path.exists(path):
+            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(e, OSError) and not isinstance(e, BrokenPipeError):
+            raise HloError(f"cannot write: {e.strerror or e}", filename=path) from None
+        raise
+
+
+def save_arrays(path, arrays: "dict[str, Any]") -> None:
+    """Write {key: array} as a .npz (stored, not compressed; Zip64 for big arrays), atomically, keeping
+    ml_dtypes element types (see npy_bytes)."""
+    def write(f):
+        with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as z:
+            for key, a in arrays.items():
+                z.writestr(f"{key}.npy", npy_bytes(a))
+    write_atomic(path, write)
+
+
+def save_results(path, leaves: list) -> None:
+    """Result leaves as .npz (out0, out1, ...) or, for a path ending in .npy, the single leaf."""
+    if Path(path).suffix.lower() == ".npy":
+        write_atomic(path, npy_bytes(leaves[0]))
+    else:
+        save_arrays(path, {f"out{k}": a for k, a in enumerate(leaves)})
