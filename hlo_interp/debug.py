@@ -449,6 +449,11 @@ class Session(Observer):
         self.current_loop: Optional[tuple[str, int]] = None
         self.t_start = time.perf_counter()
         self.t_end: Optional[float] = None
+        # In-place updates of while-loop buffers (evaluator Observer.allows_in_place): trace reads a
+        # step's operands (an in-place dynamic-update-slice's operand 0 would already hold the update)
+        # and dump must show each value as it was; profile alone reads nothing of a value but its size,
+        # and times the run as it runs without an observer.
+        self.allows_in_place = not (self.trace or dump_dir is not None)
         if dump_dir is not None:
             os.makedirs(dump_dir, exist_ok=True)
 
@@ -696,7 +701,10 @@ class Session(Observer):
 class ProgressObserver(Observer):
     """The light observer behind the live display: instructions executed, while-loop iterations.
     It watches only computations starting (one call per computation run, not per instruction): a
-    plan runs all its steps, so each start adds the computation's step count."""
+    plan runs all its steps, so each start adds the computation's step count.  It keeps and reads no
+    value, so while-loop buffers stay updated in place (evaluator Observer.allows_in_place)."""
+
+    allows_in_place = True
 
     def __init__(self, module: ir.Module):
         from .evaluator import _order

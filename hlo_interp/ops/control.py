@@ -145,14 +145,30 @@ def _callee(ins, ctx, attr: str, nargs: int):
     return ctx.call(name, ins)
 
 
+def _callee_maybe_in_place(ins, ctx, attr: str):
+    fn = _callee(ins, ctx, attr, len(ins.operands))
+    params = getattr(ctx, "in_place", {}).get(ins.name)
+    if params:  # on an in-place chain of a while body (evaluator: "In-place loop buffers")
+        return ctx.callee_in_place(ins.attrs[attr], params, ins)
+    return fn
+
+
 @kernel("call")
 def _call(ins, ctx):
-    return _callee(ins, ctx, "to_apply", len(ins.operands))
+    return _callee_maybe_in_place(ins, ctx, "to_apply")
 
 
 @kernel("fusion")
 def _fusion(ins, ctx):
-    return _callee(ins, ctx, "calls", len(ins.operands))
+    return _callee_maybe_in_place(ins, ctx, "calls")
+
+
+def _own_copies(x: tuple, elements: tuple) -> tuple:
+    """x with the listed elements replaced by new arrays of their own (the in-place body writes them)."""
+    parts = list(x)
+    for k in elements:
+        parts[k] = np.array(parts[k], copy=True)
+    return tuple(parts)
 
 
 @kernel("while")
@@ -160,6 +176,23 @@ def _while(ins, ctx):
     cond = _callee(ins, ctx, "condition", 1)
     body = _callee(ins, ctx, "body", 1)
     limit = ctx.options.max_iterations
+    in_place = ctx.while_body_in_place(ins) if hasattr(ctx, "while_body_in_place") else None
+    if in_place is not None:
+        # The body's in-place variant writes elements `owned` of the carried tuple: they start as copies
+        # made here, once per run of the loop, so that no array of the caller is ever written.
+        body, owned = in_place
+
+        def run(x):
+            x = _own_copies(x, owned)
+            n = 0
+            while cond(x):
+                n += 1
+                if n > limit:
+                    raise error_at(ins, f"while loop still running after {limit} iterations "
+                                        f"(max_iterations / --max-iterations)")
+                x = body(x)
+            return x
+        return run
 
     def run(x):
         n = 0

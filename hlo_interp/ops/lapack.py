@@ -920,12 +920,7 @@ _FLOATS = ("f32", "f64", "c64", "c128")
 
 
 def _gpu_matrix(ins, shape):
-    name = ins.attrs.get("custom_call_target")
-    if shape is None or shape.is_tuple or len(shape.dims) < 2 or shape.dims[-1] != shape.dims[-2] or \
-            shape.element_type.name not in _FLOATS:
-        raise error_at(ins, f"custom-call {name}: the operand must be a (batch of) square f32/f64/c64/c128 "
-                            f"matrices, got {_shape_str(shape)}")
-    return shape.element_type.dtype
+    return _gpu_any_matrix(ins, shape, square=True)
 
 
 @target("cusolver_potrf_ffi", "hipsolver_potrf_ffi")
@@ -1130,11 +1125,12 @@ def _t_geqp3(ins, ctx):
 # more GPU targets (cuSOLVER / hipSOLVER as JAX lowers lu, qr, tridiagonal for CUDA and ROCm): the same
 # factorizations as the LAPACK ones above; the element type is the operand's
 
-def _gpu_any_matrix(ins, shape, what="the operand"):
+def _gpu_any_matrix(ins, shape, what="the operand", square=False):
     name = ins.attrs.get("custom_call_target")
-    if shape is None or shape.is_tuple or len(shape.dims) < 2 or shape.element_type.name not in _FLOATS:
-        raise error_at(ins, f"custom-call {name}: {what} must be a (batch of) f32/f64/c64/c128 matrices, got "
-                            f"{_shape_str(shape)}")
+    if shape is None or shape.is_tuple or len(shape.dims) < 2 or shape.element_type.name not in _FLOATS or \
+            (square and shape.dims[-1] != shape.dims[-2]):
+        raise error_at(ins, f"custom-call {name}: {what} must be a (batch of) {'square ' if square else ''}"
+                            f"f32/f64/c64/c128 matrices, got {_shape_str(shape)}")
     return shape.element_type.dtype
 
 

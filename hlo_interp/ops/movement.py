@@ -3,7 +3,9 @@ concatenate, pad, reverse.
 
 Plain functions on NumPy arrays (logical, row-major values) with decoded attributes, then the kernel
 builders that bind them to instructions (see registry.py for the contract).  Views are returned where
-NumPy gives them (broadcast, transpose, slice, reverse): values are never written in place by kernels.
+NumPy gives them (broadcast, transpose, slice, reverse): values are never written in place by kernels,
+with one exception: a dynamic-update-slice the evaluator marked (ctx.in_place) writes into a while-loop
+buffer that nothing else can see ("In-place loop buffers" in evaluator.py).
 
 XLA's semantics where NumPy's differ:
   * dynamic-slice / dynamic-update-slice: every start index is clamped into [0, dim - size] (XLA's
@@ -117,6 +119,14 @@ def dynamic_update_slice(x: np.ndarray, update: np.ndarray, starts: Sequence) ->
     out = np.array(x, copy=True)
     out[tuple(slice(s, s + n) for s, n in zip(st, update.shape))] = update
     return out
+
+
+def dynamic_update_slice_in_place(x: np.ndarray, update: np.ndarray, starts: Sequence) -> np.ndarray:
+    """dynamic_update_slice writing into x itself (x must be an array nothing else can see: the
+    evaluator proves it for while-loop buffers, see "In-place loop buffers" in evaluator.py)."""
+    st = _clamped_starts(starts, x.shape, update.shape)
+    x[tuple(slice(s, s + n) for s, n in zip(st, update.shape))] = update
+    return x
 
 
 def concatenate(xs: Sequence[np.ndarray], dimension: int) -> np.ndarray:
@@ -258,13 +268,19 @@ def _k_dynamic_slice(ins, ctx):
 
 @kernel("dynamic-update-slice")
 def _k_dynamic_update_slice(ins, ctx):
+    # Marked by the evaluator when operand 0 is a while-loop buffer only this instruction can see.
+    in_place = ins.name in getattr(ctx, "in_place", ())
+
     def run(x, update, *starts):
         if len(starts) != x.ndim or update.ndim != x.ndim:
             raise error_at(ins, f"dynamic-update-slice of a rank-{x.ndim} operand needs a rank-{x.ndim} "
                                 f"update and {x.ndim} start indices")
         if any(u > d for u, d in zip(update.shape, x.shape)):
             raise error_at(ins, f"update shape {list(update.shape)} exceeds the operand shape {list(x.shape)}")
+        if in_place and type(x) is np.ndarray and x.flags.writeable:
+            return dynamic_update_slice_in_place(x, update.astype(x.dtype, copy=False), starts)
         return dynamic_update_slice(x, update.astype(x.dtype, copy=False), starts)
+    run.in_place = in_place
     return run
 
 
