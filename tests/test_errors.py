@@ -18,6 +18,9 @@ def body(*lines: str) -> str:
 
 
 P = "p = f32[4]{0} parameter(0)"
+ALL_REDUCE = ("HloModule m\n\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n\n"
+              "ENTRY e {\n  p = f32[4]{0} parameter(0)\n"
+              "  ROOT r = f32[4]{0} all-reduce(p), replica_groups=%s, to_apply=add\n}\n")
 
 # (id, text, line, column, message fragment)
 CASES = [
@@ -88,7 +91,56 @@ CASES = [
     ("signature-bad", "HloModule m\nENTRY e (p: f32[]) f32[] {\n  ROOT p = f32[] parameter(0)\n}\n", 2, 20,
      "expected '->'"),
     ("attr-missing-value", body(P, "ROOT a = f32[4]{0} reverse(p), dimensions="), 6, 1, "found '}'"),
+    # XLA's parser refuses these (xla/hlo/parser/hlo_parser.cc); the messages are ours, in full
+    ("control-predecessors-empty", body(P, "ROOT a = f32[4]{0} copy(p), control-predecessors={}"), 5, 31,
+     "expects an instruction name: control-predecessors={} is empty (XLA's parser wants at least one name; "
+     "leave the attribute out instead)"),
+    ("pad-padding-empty", body("s = f32[] parameter(0)", "z = f32[] constant(0)", "ROOT a = f32[] pad(s, z), padding={}"),
+     6, 29, "expects padding config, e.g., '0_0_0x3_3_1': padding={} is not one (XLA's parser cannot read a pad "
+     "of a rank-0 operand)"),
+    ("mesh-replica-groups-bare-axis", ALL_REDUCE % "mesh[a=2,b=2] {b}", 11, 37,
+     "expects string: the axis names of mesh replica groups are quoted ('a', not a)"),
+    ("mesh-replica-groups-bare-ref", ALL_REDUCE % "mesh['a'=2,'b'=2] {b}", 11, 37,
+     "expects string: the axis names of mesh replica groups are quoted ('b', not b)"),
+    ("headerless-signature-first", "add (x: f32[]) -> f32[] {\n  ROOT x = f32[] parameter(0)\n}\n\n"
+                                   "ENTRY e {\n  ROOT y = f32[] parameter(0)\n}\n", 1, 1,
+     "expects '=' in instruction: a text without the HloModule header must start with ENTRY or with a "
+     "computation written without its signature (add { ...); XLA's parser reads this one as a single "
+     "instruction"),
+    ("constant-f32-rounds-to-inf", body("ROOT c = f32[2]{0} constant({1, 1e39})"), 4, 31,
+     "value 1e39 is out of range for literal's primitive type f32 namely [-3.40282e+38, 3.40282e+38]"),
+    ("constant-f16-rounds-to-inf", body("ROOT c = f16[] constant(65520)"), 4, 27,
+     "value 65520 is out of range for literal's primitive type f16 namely [-65504, 65504]"),
+    ("constant-beyond-double", body("ROOT c = f64[] constant(1e309)"), 4, 27,
+     "constant 1e309 is out of range for double (+/-1.79769e+308) and so is unparsable"),
+    ("constant-c64-part-beyond-f32", body("ROOT c = c64[] constant((3.40282347e+38, 0))"), 4, 27,
+     "real part 3.40282347e+38 is out of range for literal's primitive type c64 namely "
+     "[-3.40282e+38, 3.40282e+38]"),
 ]
+
+# Near misses of the rules above that XLA's parser accepts (checked with jaxlib 0.10.2's parser; the
+# named sharding with bare axis names is the syntax of the other XLA version, whose hlo_parser.cc reads
+# mesh axis names with ParseAttributeName/ParseName: we take both spellings there).
+ACCEPTED = [
+    ("control-predecessors", body(P, "c = f32[4]{0} copy(p)", "ROOT a = f32[4]{0} copy(p), control-predecessors={c}")),
+    ("pad-rank-1", body(P, "z = f32[] constant(0)", "ROOT a = f32[5]{0} pad(p, z), padding=0_1")),
+    ("mesh-replica-groups-quoted", ALL_REDUCE % "mesh['a'=2,'b'=2] {'b'}"),
+    ("named-sharding-bare-axis", body(P, "ROOT a = f32[4]{0} copy(p), sharding={mesh[a=2,b=2], [{a}]}")),
+    ("headerless-entry-with-signature", "ENTRY e (x: f32[]) -> f32[] {\n  ROOT x = f32[] parameter(0)\n}\n"),
+    ("headerless-signature-later", "add {\n  ROOT x = f32[] parameter(0)\n}\n\n"
+                                   "e (y: f32[]) -> f32[] {\n  ROOT y = f32[] parameter(0)\n}\n"),
+    ("constant-f32-rounds-to-max", body("ROOT c = f32[3]{0} constant({3.4028235e+38, inf, -nan})")),
+    ("constant-f16-rounds-to-max", body("ROOT c = f16[] constant(65519)")),
+    ("constant-f8e4m3fn-rounds-to-max", body("ROOT c = f8e4m3fn[] constant(464)")),
+    ("constant-f4e2m1fn-saturates", body("ROOT c = f4e2m1fn[] constant(100)")),
+    ("constant-c64-part-max", body("ROOT c = c64[] constant((3.4028234663852886e+38, -inf))")),
+    ("constant-c128-part-max", body("ROOT c = c128[] constant((1.7976931348623157e+308, 0))")),
+]
+
+
+@pytest.mark.parametrize("name,text", ACCEPTED, ids=[c[0] for c in ACCEPTED])
+def test_accepted_near_misses(name, text):
+    hlo_interp.parse(text, "ok.hlo")
 
 
 @pytest.mark.parametrize("name,text,line,col,fragment", CASES, ids=[c[0] for c in CASES])

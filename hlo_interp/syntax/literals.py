@@ -110,7 +110,9 @@ def _convert(nums: list[str], shape: ir.ArrayShape, source: SourceText, offset: 
             arr = np.array([_float_of_int_token(int(s), source, offset) if _INT_TEXT.fullmatch(s)
                             else float(s) for s in nums], dtype=np.float64)
         with np.errstate(over="ignore", invalid="ignore"):
-            arr = _cast_float(arr, et.dtype)
+            cast = _cast_float(arr, et.dtype)
+        _check_float_range(arr, cast, nums, et, source, offset)
+        arr = cast
     return arr.reshape(shape.dims)
 
 
@@ -131,6 +133,37 @@ def _int_array(vals: list[int], et) -> np.ndarray:
 def _cast_float(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         return arr.astype(dtype)
+
+
+def _float_limits(et) -> tuple[float, float]:
+    fi = np.finfo(et.dtype) if et.name in ("f16", "f32", "f64") else ml_dtypes.finfo(et.dtype)
+    return float(fi.min), float(fi.max)
+
+
+def _check_float_range(doubles: np.ndarray, cast: np.ndarray, texts, et, source, offset,
+                       strict: bool = False, what: str = "value", type_name: str | None = None) -> None:
+    """XLA's parser reads a number as a double (a decimal beyond the double range does not parse:
+    "Constant is out of range for double"), then range-checks it (CheckParsedValueIsInRange):
+    a finite value whose conversion to the element type is not finite is out of range (values
+    that round to the largest finite value are taken); `strict` (the parts of a complex constant)
+    compares the double itself with the part type's largest finite value, without rounding."""
+    fin = np.isfinite(doubles)
+    if not fin.all():
+        for i in np.flatnonzero(np.isinf(doubles)):
+            t = str(texts[i])
+            if "inf" not in t:
+                raise HloError.at(source, offset, f"constant {t} is out of range for double "
+                                                  f"(+/-1.79769e+308) and so is unparsable")
+    lo, hi = _float_limits(et)
+    if strict:
+        with np.errstate(invalid="ignore"):
+            bad = fin & ((doubles > hi) | (doubles < lo))
+    else:
+        bad = fin & ~np.isfinite(cast)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise HloError.at(source, offset, f"{what} {texts[i]} is out of range for literal's primitive "
+                                          f"type {type_name or et.name} namely [{lo:g}, {hi:g}]")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -270,15 +303,18 @@ def _values_to_array(flat: list, shape: ir.ArrayShape, source, offset) -> np.nda
     if et.kind == "float":
         return _floats(vals, et, source, offset).reshape(shape.dims)
     real_et = _REAL_OF[et.name]
-    re_ = _floats([v[0] for v in vals], real_et, source, offset)
-    im_ = _floats([v[1] for v in vals], real_et, source, offset)
+    re_ = _floats([v[0] for v in vals], real_et, source, offset, strict=True, what="real part",
+                  type_name=et.name)
+    im_ = _floats([v[1] for v in vals], real_et, source, offset, strict=True, what="imaginary part",
+                  type_name=et.name)
     out = np.empty(len(vals), dtype=et.dtype)
     out.real = re_
     out.imag = im_
     return out.reshape(shape.dims)
 
 
-def _floats(texts: list[str], et, source, offset) -> np.ndarray:
+def _floats(texts: list[str], et, source, offset, strict: bool = False, what: str = "value",
+            type_name: str | None = None) -> np.ndarray:
     doubles = []
     payloads = []
     for i, t in enumerate(texts):
@@ -286,7 +322,9 @@ def _floats(texts: list[str], et, source, offset) -> np.ndarray:
         doubles.append(d)
         if p is not None:
             payloads.append((i, p))
-    arr = _cast_float(np.array(doubles, dtype=np.float64), et.dtype)
+    as_doubles = np.array(doubles, dtype=np.float64)
+    arr = _cast_float(as_doubles, et.dtype)
+    _check_float_range(as_doubles, arr, texts, et, source, offset, strict, what, type_name)
     if payloads:
         nbits = arr.dtype.itemsize * 8
         uint = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[nbits]

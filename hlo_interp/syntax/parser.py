@@ -151,6 +151,14 @@ class _Builder:
 
     def headerless(self, c):
         comps = [x for x in c if isinstance(x, ir.Computation)]
+        first = comps[0]
+        if not first.is_entry and first.params is not None:
+            # XLA's parser (HloParserImpl::Run) reads a text as computations only when it starts with
+            # HloModule, ENTRY or `name {`; anything else is parsed as a single instruction.
+            raise self._err_at_loc(first.loc, f"expects '=' in instruction: a text without the HloModule "
+                                              f"header must start with ENTRY or with a computation "
+                                              f"written without its signature ({first.name} {{ ...); "
+                                              f"XLA's parser reads this one as a single instruction")
         entry = next((x for x in comps if x.is_entry), comps[-1])
         entry.is_entry = True
         m = ir.Module(name=f"module_{entry.name}", computations=comps, has_header=False)
@@ -330,6 +338,8 @@ class _Builder:
             ins.operand_shapes = self.ctx.last_operand_shapes
         self.ctx.last_operand_shapes = None
         _decode_instruction_attrs()(ins, attrs, self.ctx)
+        if ins.attrs:
+            _check_attr_forms(ins, self)
         return _InstrResult(ins, hoisted)
 
     def fast_instruction(self, data):
@@ -829,6 +839,32 @@ class _Builder:
 
 
 _OPERAND_NAMES = re.compile(r"%([A-Za-z_][\w.-]*)")
+
+
+def _check_attr_forms(ins: ir.Instruction, builder: "_Builder") -> None:
+    """Attribute values our generic syntax reads but XLA's parser refuses (hlo_parser.cc):
+    an empty control-predecessors list (ParseInstructionNames wants at least one name), an empty
+    padding config (ParsePaddingConfig wants a token like 0_0; a rank-0 pad cannot be written), and
+    mesh replica groups with unquoted axis names (their axis names are strings: 'a'=2, {'a'})."""
+    attrs = ins.attrs
+    if "control-predecessors" in attrs and not attrs["control-predecessors"]:
+        raise builder._err_at_loc(ins.attr_locs.get("control-predecessors", ins.loc),
+                                  "expects an instruction name: control-predecessors={} is empty (XLA's "
+                                  "parser wants at least one name; leave the attribute out instead)")
+    if "padding" in attrs and ins.opcode == "pad" and attrs["padding"] == ():
+        raise builder._err_at_loc(ins.attr_locs.get("padding", ins.loc),
+                                  "expects padding config, e.g., '0_0_0x3_3_1': padding={} is not one "
+                                  "(XLA's parser cannot read a pad of a rank-0 operand)")
+    rg = attrs.get("replica_groups")
+    mesh = getattr(rg, "mesh", None)
+    if isinstance(mesh, ir.GMesh):
+        bare = [x.key for x in getattr(mesh.brackets, "items", ())
+                if isinstance(x, ir.GKeyVal) and not x.key.startswith(("'", '"'))]
+        bare += [x.text for x in getattr(mesh.axes, "items", ()) if isinstance(x, ir.GName)]
+        if bare:
+            raise builder._err_at_loc(ins.attr_locs.get("replica_groups", ins.loc),
+                                      f"expects string: the axis names of mesh replica groups are "
+                                      f"quoted ('{bare[0]}', not {bare[0]})")
 
 
 def _ints_braces(text: str) -> ir.GBraces:
