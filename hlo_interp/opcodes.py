@@ -220,12 +220,21 @@ def _d_bool(v):
     raise _Bad("expected true or false")
 
 
+_FLT_MAX = 3.4028234663852886e38
+
+
 def _d_float(v):
+    """A float attribute (epsilon=): read as a double, and refused beyond f32's range as XLA's parser
+    does (kFloat: "value out of range for float"); NaN passes, as there."""
     if _is_int(v):
-        return float(v)
-    if isinstance(v, ir.GRaw) and v.kind == "float":
-        return float(v.text)
-    raise _Bad("expected a number")
+        x = float(v)
+    elif isinstance(v, ir.GRaw) and v.kind == "float":
+        x = float(v.text)
+    else:
+        raise _Bad("expected a number")
+    if x > _FLT_MAX or x < -_FLT_MAX:
+        raise _Bad("value out of range for float")
+    return x
 
 
 def _d_string(v):

@@ -107,6 +107,10 @@ CASES = [
      "expects '=' in instruction: a text without the HloModule header must start with ENTRY or with a "
      "computation written without its signature (add { ...); XLA's parser reads this one as a single "
      "instruction"),
+    ("float-attribute-beyond-f32", body("x = f32[2,3]{1,0} parameter(0)", "s = f32[3]{0} parameter(1)",
+                                        "ROOT b = f32[2,3]{1,0} batch-norm-inference(x, s, s, s, s), "
+                                        "epsilon=-1e39, feature_index=1"), 6, 63,
+     "attribute epsilon of batch-norm-inference: value out of range for float"),
     ("constant-f32-rounds-to-inf", body("ROOT c = f32[2]{0} constant({1, 1e39})"), 4, 31,
      "value 1e39 is out of range for literal's primitive type f32 namely [-3.40282e+38, 3.40282e+38]"),
     ("constant-f16-rounds-to-inf", body("ROOT c = f16[] constant(65520)"), 4, 27,
