@@ -498,7 +498,9 @@ class Session(Observer):
                                              ins.opcode, 0, 0.0, 0]
             rec[3] += 1
             rec[4] += elapsed - child
-            if ins.opcode not in _NO_ALLOC:
+            # An operand handed back (an in-place dynamic-update-slice of a loop buffer, a copy that
+            # is an identity here) allocates nothing.
+            if ins.opcode not in _NO_ALLOC and not any(value is o for o in operands or ()):
                 rec[5] += _value_bytes(value)
         if ins.opcode != "parameter" and ins.opcode != "constant":
             self.executed += 1

@@ -1156,3 +1156,22 @@ def test_call_result_taken_twice_is_not_in_place(monkeypatch):
     before_last = buf.copy()
     before_last[:4] = row  # the sum is of the buffer before the last iteration's write
     _same(outs, [np.full((5, 4), 2, np.float32), np.float32(before_last.sum())])
+
+
+def test_profile_counts_no_bytes_for_in_place_writes():
+    """--profile keeps the in-place path; a write into the loop buffer allocates nothing, and the
+    copying path allocates the whole buffer (50 x 8 f32) at every iteration."""
+    from hlo_interp import debug
+    m = hlo_interp.parse(JAX_FORI_BEFORE)
+
+    def dus_bytes():
+        p = debug.profile(m, np.float32(1.5))
+        (row,) = [r for r in p.rows if r[2] == "dynamic-update-slice"]
+        return row[3], row[5]
+    assert dus_bytes() == (50, 0)
+    old = evaluator.IN_PLACE_LOOPS
+    evaluator.IN_PLACE_LOOPS = False
+    try:
+        assert dus_bytes() == (50, 50 * 50 * 8 * 4)
+    finally:
+        evaluator.IN_PLACE_LOOPS = old
