@@ -35,15 +35,52 @@ def exit_broken_pipe():
     sys.exit(EXIT_BROKEN_PIPE)
 
 
+class _OutputErrors:
+    """Failures to write standard output, as the user should see them: a reader that left (a closed
+    pipe) ends quietly with 141; any other (a full disk, /dev/full, an I/O error) is one line and
+    status 2, never a traceback.  Click alone would exit 1 ("findings" here) or show a traceback."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, e, tb):
+        if kind is None or not issubclass(kind, OSError):
+            return False
+        if isinstance(e, BrokenPipeError):
+            exit_broken_pipe()
+        try:
+            sys.stderr.write(f"error: cannot write the output: {e.strerror or e}\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        try:  # nothing more to write: keep the interpreter's final flush from failing again
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        sys.exit(EXIT_ERROR)
+
+
 class PipeSafe:
-    """Mixin for click commands and groups: a BrokenPipeError from anywhere in the command (click.echo,
-    sys.stdout.write, rich) ends it quietly with status 141 instead of click's exit 1 ("findings")."""
+    """Mixin for click commands and groups: errors writing standard output from anywhere in the
+    command (click.echo, sys.stdout.write, rich, --help and --version while the arguments are parsed)
+    end it as _OutputErrors says.  Output still buffered when the command ends is flushed here, so
+    that its failure is reported too, not left to the interpreter's exit."""
+
+    def make_context(self, *args, **kwargs):
+        with _OutputErrors():
+            try:
+                return super().make_context(*args, **kwargs)
+            except BaseException:
+                sys.stdout.flush()  # --help / --version end with an exit: flush while we can report
+                raise
 
     def invoke(self, ctx):
-        try:
-            return super().invoke(ctx)
-        except BrokenPipeError:
-            exit_broken_pipe()
+        with _OutputErrors():
+            try:
+                return super().invoke(ctx)
+            finally:
+                sys.stdout.flush()
 
 
 _CONSOLE_CLASS = None

@@ -15,6 +15,7 @@ import os
 import re
 import tempfile
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any, Callable, Union
 
@@ -42,8 +43,10 @@ def _parse_npy(data: bytes, name: str):
     try:
         header = ast.literal_eval(data[start:start + hlen].decode("latin1"))
         descr, fortran, shape = header["descr"], header["fortran_order"], tuple(header["shape"])
-    except (ValueError, SyntaxError, KeyError, TypeError):
+    except (ValueError, SyntaxError, KeyError, TypeError, MemoryError, RecursionError):
         raise InputError(f"{name}: damaged .npy header") from None
+    if not isinstance(fortran, bool) or not all(type(d) is int and d >= 0 for d in shape):
+        raise InputError(f"{name}: damaged .npy header (shape {shape!r}, fortran_order {fortran!r})")
     try:
         dtype = np.dtype(descr)
     except TypeError:
@@ -70,7 +73,9 @@ def _load_npy_bytes(data: bytes, name: str):
     except ValueError as e:
         if "pickle" in str(e).lower():
             raise InputError(f"{name}: arrays of Python objects are not accepted") from None
-        return _parse_npy(data, name)
+    except (TypeError, EOFError, OSError, MemoryError):
+        pass
+    return _parse_npy(data, name)  # what NumPy refuses: our reader, which says what is wrong
 
 
 def load_arrays(path) -> "dict[str, Any] | Any":
@@ -93,7 +98,10 @@ def load_arrays(path) -> "dict[str, Any] | Any":
                     key = member[:-4] if member.endswith(".npy") else member
                     out[key] = _load_npy_bytes(z.read(member), f"{path}[{key}]")
                 return out
-        except (zipfile.BadZipFile, OSError, EOFError) as e:
+        except InputError:
+            raise
+        except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError, RuntimeError,
+                ValueError) as e:  # broken archive, bad deflate data, unsupported compression, encryption
             raise InputError(f"{path}: damaged .npz file ({e})") from None
     if data[:6] == b"\x93NUMPY":
         return _load_npy_bytes(data, path)

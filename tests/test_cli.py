@@ -181,3 +181,29 @@ def test_every_subcommand_has_short_help():
     for cmd in ("fmt", "check", "diff", "info", "graph"):
         r = hlo(cmd, "-h")
         assert r.returncode == 0 and r.stdout.startswith(f"Usage: python -m hlo_interp {cmd}"), (cmd, r.stderr)
+
+
+@pytest.mark.parametrize("argv", [["-m", "hlo_interp", "--help"], ["-m", "hlo_interp", "--version"],
+                                  ["-c", "from hlo_interp.cli_run import main; main()", "--help"]],
+                         ids=["hlo-help", "hlo-version", "hlo-run-help"])
+def test_closed_pipe_during_help_is_141_too(argv):
+    """--help and --version print while the arguments are parsed, before the command runs."""
+    p = subprocess.Popen([sys.executable, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()
+    err = p.stderr.read()
+    assert p.wait() == 141, err
+    assert err == b""
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [["fmt", "M"], ["info", "M"], ["check", "--format", "json", "M"],
+                                  ["diff", "M", "SAMPLE"], ["--help"]])
+def test_full_disk_on_stdout_is_one_line_and_exit_2(tmp_path, args):
+    m = tmp_path / "m.hlo"
+    m.write_text(_PIPE_MODULE)
+    args = [str(m) if a == "M" else str(SAMPLE) if a == "SAMPLE" else a for a in args]
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([sys.executable, "-m", "hlo_interp", *args], stdout=full, stderr=subprocess.PIPE,
+                           text=True)
+    assert r.returncode == 2
+    assert r.stderr == "error: cannot write the output: No space left on device\n"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -450,3 +451,37 @@ def test_invalid_declared_shape_is_an_input_error(tmp_path):
         assert r.exit_code == 2, r.output
         assert r.stderr.startswith(f"{mod}:5:8: error: the module is invalid, so its result cannot have the "
                                    "declared shape: pad: expected f32[9], inferred f32[10] from the operands (E101")
+
+
+def _raw_npy(header: str, body: bytes) -> bytes:
+    h = header + " " * (63 - len(header) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + len(h).to_bytes(2, "little") + h.encode() + body
+
+
+@pytest.mark.parametrize("name,data,message", [
+    ("float_shape.npy", _raw_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2.5,), }", b"\0" * 16),
+     "damaged .npy header (shape (2.5,)"),
+    ("neg_shape.npy", _raw_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }", b"\0" * 16),
+     "damaged .npy header (shape (-2,)"),
+    ("str_shape.npy", _raw_npy("{'descr': '<f1', 'fortran_order': False, 'shape': 'ab', }", b"\0" * 4),
+     "damaged .npy header (shape ('a', 'b')"),
+    ("short.npy", _raw_npy("{'descr': '<f1', 'fortran_order': False, 'shape': (8,), }", b"\0" * 4),
+     "file is truncated"),
+])
+def test_damaged_npy_headers_are_input_errors(tmp_path, name, data, message):
+    """NumPy refuses these (or, for a negative dimension, our fallback reader once took any count):
+    each is an InputError naming the file, never a traceback or a wrongly shaped array."""
+    from hlo_interp.files import InputError
+    (tmp_path / name).write_bytes(data)
+    with pytest.raises(InputError, match=re.escape(f"{tmp_path / name}: {message}")):
+        load_input_file(str(tmp_path / name))
+
+
+def test_corrupt_deflate_npz_is_an_input_error(tmp_path):
+    np.savez_compressed(tmp_path / "c.npz", arg0=np.arange(1000, dtype=np.float32))
+    d = bytearray((tmp_path / "c.npz").read_bytes())
+    d[200:260] = b"\xff" * 60
+    (tmp_path / "bad.npz").write_bytes(bytes(d))
+    from hlo_interp.files import InputError
+    with pytest.raises(InputError, match="bad.npz: damaged .npz file"):
+        load_input_file(str(tmp_path / "bad.npz"))
