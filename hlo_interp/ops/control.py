@@ -1,5 +1,5 @@
 """Structural and control-flow kernels: parameter, constant, tuple, get-tuple-element, call, fusion,
-while, conditional, opt-barrier, after-all, add-dependency, copy, domain, bitcast.
+while, conditional, scan, opt-barrier, after-all, add-dependency, copy, domain, bitcast.
 
 Several of these cost nothing at run time: the evaluator inlines a kernel that carries an `inline`
 attribute (a function of the operand expressions giving a Python expression: `t[2]`, `(a, b,)`, `a`)
@@ -330,4 +330,52 @@ def _tiled_bitcast(ins, src: ir.ArrayShape, dst: ir.ArrayShape):
 
     def run(x):
         return L.from_bytes(L.to_bytes(x, src), dst)
+    return run
+
+
+# --------------------------------------------------------------------------------------------------
+# scan
+
+@kernel("scan")
+def _scan(ins, ctx):
+    """scan(inputs..., inits...): to_apply(x_0..x_{m-1}, c_0..c_{k-1}) -> (y_0..y_{n-1}, c'_0..c'_{k-1})
+    applied along the scan dimension, in order (or backwards with is_reverse); y_j of step t is stored
+    at index t of output j (along the scan dimension, or last when y_j has lower rank); the result is
+    (outputs..., final carries...)."""
+    shapes = ctx.operand_shapes(ins)
+    k = int(ins.attrs.get("num_carries") or 0)
+    m = len(shapes) - k
+    dims = tuple(ins.attrs.get("dimensions") or ())
+    if len(dims) != 1 or m < 0:
+        raise error_at(ins, "scan needs one scan dimension and at most as many carries as operands")
+    d = dims[0]
+    reverse = bool(ins.attrs.get("is_reverse"))
+    res_shape = ins.shape
+    if not isinstance(res_shape, ir.TupleShape):
+        raise error_at(ins, "scan must produce a tuple")
+    n_out = len(res_shape.elements) - k
+    for s in list(shapes) + list(res_shape.elements):
+        if not (isinstance(s, ir.ArrayShape) and s.element_type.dtype is not None):
+            raise unsupported(ins, "scan over tuple or token values")
+        if any(s.dynamic):
+            raise unsupported(ins, "scan over dynamic shapes")
+    if m == 0:
+        raise unsupported(ins, "scan without inputs")
+    length = shapes[0].dims[d]
+    fn = ctx.call(ins.attrs["to_apply"], ins)
+    out_shapes = res_shape.elements[:n_out]
+    axes = [min(d, s.rank - 1) for s in out_shapes]
+
+    def run(*vals):
+        xs, carry = vals[:m], tuple(vals[m:])
+        outs = [np.zeros(s.dims, s.element_type.dtype) for s in out_shapes]
+        steps = range(length - 1, -1, -1) if reverse else range(length)
+        for t in steps:
+            r = fn(*[np.take(x, t, axis=d) for x in xs], *carry)
+            r = r if isinstance(r, tuple) else (r,)
+            for j in range(n_out):
+                idx = (slice(None),) * axes[j] + (t,)
+                outs[j][idx] = r[j]
+            carry = tuple(r[n_out:])
+        return tuple(outs) + carry
     return run
