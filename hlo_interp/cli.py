@@ -24,14 +24,19 @@ EXIT_BROKEN_PIPE = 128 + 13  # the reader of our output left (`hlo fmt x | head`
 # --------------------------------------------------------------------------------------------------
 # Presentation helpers
 
-def exit_broken_pipe():
-    """Stop quietly with status 141, like a Unix tool killed by SIGPIPE: no message, no traceback, and
-    standard output pointed at /dev/null so that the interpreter's final flush cannot fail again."""
+def _stdout_to_devnull() -> None:
+    """Nothing more can be written: point standard output at /dev/null so that the interpreter's final
+    flush cannot fail again."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):
         pass
+
+
+def exit_broken_pipe():
+    """Stop quietly with status 141, like a Unix tool killed by SIGPIPE: no message, no traceback."""
+    _stdout_to_devnull()
     sys.exit(EXIT_BROKEN_PIPE)
 
 
@@ -53,11 +58,7 @@ class _OutputErrors:
             sys.stderr.flush()
         except (OSError, ValueError):
             pass
-        try:  # nothing more to write: keep the interpreter's final flush from failing again
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
+        _stdout_to_devnull()
         sys.exit(EXIT_ERROR)
 
 

@@ -205,19 +205,23 @@ class EvalContext:
         """The compiled plan of computation `name`: f(*values) -> value (built once, cached)."""
         fn = self._plans.get(name)
         if fn is None:
-            comp = self.computation(name, ins)
-            if name in self._building:
-                raise (error_at(ins, f"computation '{name}' calls itself") if ins is not None
-                       else HloError(f"computation '{name}' calls itself"))
-            self._building.add(name)
-            self._in_place_stack.append({})  # an ordinary plan never writes in place
-            try:
-                fn = _compile_computation(comp, self)
-            finally:
-                self._in_place_stack.pop()
-                self._building.discard(name)
-            self._plans[name] = fn
+            fn = self._plans[name] = self._build(name, ins, {})  # an ordinary plan never writes in place
         return fn
+
+    def _build(self, name: str, ins: Optional[ir.Instruction], marks: dict,
+               label: Optional[str] = None) -> Callable:
+        """Compile computation `name` with the in-place `marks` (refusing recursion)."""
+        comp = self.computation(name, ins)
+        if name in self._building:
+            raise (error_at(ins, f"computation '{name}' calls itself") if ins is not None
+                   else HloError(f"computation '{name}' calls itself"))
+        self._building.add(name)
+        self._in_place_stack.append(marks)
+        try:
+            return _compile_computation(comp, self, label)
+        finally:
+            self._in_place_stack.pop()
+            self._building.discard(name)
 
     @property
     def in_place(self) -> dict:
@@ -230,18 +234,7 @@ class EvalContext:
         key = (name, tuple(sorted(marks.items())))
         fn = self._variants.get(key)
         if fn is None:
-            comp = self.computation(name, ins)
-            if name in self._building:
-                raise (error_at(ins, f"computation '{name}' calls itself") if ins is not None
-                       else HloError(f"computation '{name}' calls itself"))
-            self._building.add(name)
-            self._in_place_stack.append(marks)
-            try:
-                fn = _compile_computation(comp, self, f"{name} [{label}]")
-            finally:
-                self._in_place_stack.pop()
-                self._building.discard(name)
-            self._variants[key] = fn
+            fn = self._variants[key] = self._build(name, ins, marks, f"{name} [{label}]")
         return fn
 
     def while_body_in_place(self, ins: ir.Instruction) -> Optional[tuple[Callable, tuple[int, ...]]]:

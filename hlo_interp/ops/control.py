@@ -177,24 +177,15 @@ def _while(ins, ctx):
     body = _callee(ins, ctx, "body", 1)
     limit = ctx.options.max_iterations
     in_place = ctx.while_body_in_place(ins) if hasattr(ctx, "while_body_in_place") else None
+    owned: tuple = ()
     if in_place is not None:
         # The body's in-place variant writes elements `owned` of the carried tuple: they start as copies
         # made here, once per run of the loop, so that no array of the caller is ever written.
         body, owned = in_place
 
-        def run(x):
-            x = _own_copies(x, owned)
-            n = 0
-            while cond(x):
-                n += 1
-                if n > limit:
-                    raise error_at(ins, f"while loop still running after {limit} iterations "
-                                        f"(max_iterations / --max-iterations)")
-                x = body(x)
-            return x
-        return run
-
     def run(x):
+        if owned:
+            x = _own_copies(x, owned)
         n = 0
         while cond(x):
             n += 1

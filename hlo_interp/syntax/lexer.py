@@ -54,6 +54,18 @@ class HloToken(Token):
     end_pos = None
 
 
+def _fast_token(first_type: str, goto: str, value, pos: int) -> "HloToken":
+    """A FAST token: a whole instruction line or signature already built (the driver pushes `value` as
+    nonterminal `goto`, choosing its action as if `first_type` had come)."""
+    t = _new_str(HloToken, "")
+    t.type = FAST
+    t.first_type = first_type
+    t.goto = goto
+    t.value = value
+    t.start_pos = pos
+    return t
+
+
 _new_str = str.__new__
 
 
@@ -244,25 +256,14 @@ class HloLexer(Lexer):
                     and not fa_pending and nest < MAX_NESTING:
                 got = fast_instruction(text, pos, end, typ == "INSTR_DEF")
                 if got is not None:
-                    t = new(Tok, "")
-                    t.type = FAST
-                    t.first_type = "INSTR_DEF" if typ == "INSTR_DEF" else root_type
-                    t.goto = "instruction"
-                    t.value = got[0]
-                    t.start_pos = pos
-                    yield t
+                    yield _fast_token("INSTR_DEF" if typ == "INSTR_DEF" else root_type, "instruction",
+                                      got[0], pos)
                     pos = got[1]
                     continue
             elif fast and typ == lpar and fa_level < 0 and not fa_pending and nest < MAX_NESTING:
                 got = fast_signature(text, pos, end)
                 if got is not None:
-                    t = new(Tok, "")
-                    t.type = FAST
-                    t.first_type = lpar
-                    t.goto = "signature"
-                    t.value = got[0]
-                    t.start_pos = pos
-                    yield t
+                    yield _fast_token(lpar, "signature", got[0], pos)
                     pos = got[1]
                     continue
             if typ in openers:
