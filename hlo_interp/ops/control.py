@@ -332,7 +332,9 @@ def _scan(ins, ctx):
     """scan(inputs..., inits...): to_apply(x_0..x_{m-1}, c_0..c_{k-1}) -> (y_0..y_{n-1}, c'_0..c'_{k-1})
     applied along the scan dimension, in order (or backwards with is_reverse); y_j of step t is stored
     at index t of output j (along the scan dimension, or last when y_j has lower rank); the result is
-    (outputs..., final carries...)."""
+    (outputs..., final carries...).  A non-tuple result (XLA's scan expander): with num_carries=1 it is
+    the final carry (no outputs), with num_carries=0 the one output; the body then returns that array
+    itself, not a 1-tuple."""
     shapes = ctx.operand_shapes(ins)
     k = int(ins.attrs.get("num_carries") or 0)
     m = len(shapes) - k
@@ -342,10 +344,12 @@ def _scan(ins, ctx):
     d = dims[0]
     reverse = bool(ins.attrs.get("is_reverse"))
     res_shape = ins.shape
-    if not isinstance(res_shape, ir.TupleShape):
-        raise error_at(ins, "scan must produce a tuple")
-    n_out = len(res_shape.elements) - k
-    for s in list(shapes) + list(res_shape.elements):
+    single = not isinstance(res_shape, ir.TupleShape)
+    elements = (res_shape,) if single else tuple(res_shape.elements)
+    n_out = len(elements) - k
+    if n_out < 0:
+        raise error_at(ins, f"scan: num_carries={k} but the result has {len(elements)} element(s)")
+    for s in list(shapes) + list(elements):
         if not (isinstance(s, ir.ArrayShape) and s.element_type.dtype is not None):
             raise unsupported(ins, "scan over tuple or token values")
         if any(s.dynamic):
@@ -354,7 +358,7 @@ def _scan(ins, ctx):
         raise unsupported(ins, "scan without inputs")
     length = shapes[0].dims[d]
     fn = ctx.call(ins.attrs["to_apply"], ins)
-    out_shapes = res_shape.elements[:n_out]
+    out_shapes = elements[:n_out]
     axes = [min(d, s.rank - 1) for s in out_shapes]
 
     def run(*vals):
@@ -368,5 +372,6 @@ def _scan(ins, ctx):
                 idx = (slice(None),) * axes[j] + (t,)
                 outs[j][idx] = r[j]
             carry = tuple(r[n_out:])
-        return tuple(outs) + carry
+        res = tuple(outs) + carry
+        return res[0] if single else res
     return run

@@ -1011,11 +1011,15 @@ def bitcast_convert(x: np.ndarray, dst: np.dtype, dims: tuple) -> np.ndarray:
     dst = np.dtype(dst)
     x = np.asarray(x)
     ws, wd = nx.bit_width(x.dtype), nx.bit_width(dst)
-    if ws == wd:
+    if x.dtype == dst:  # same type (c128 -> c128 too: no 16-byte integer holds its bits)
+        return nx.contig(x).copy().reshape(dims)
+    if ws == wd and wd <= 64:
         return nx.from_bits(nx.to_bits(x), dst).reshape(dims)
     if ws >= 8 and wd >= 8:
         if x.dtype == BOOL:
             x = x.astype(np.uint8)
+        if dst.kind == "c":  # 8/16-byte pieces joined into c64/c128: NumPy views them directly
+            return nx.contig(x).reshape(-1).view(dst).reshape(dims)
         raw = nx.contig(x).reshape(-1).view(nx.bits_dtype(dst))
         return nx.from_bits(raw, dst).reshape(dims)
     # sub-byte pieces: split or join bit fields, least significant first

@@ -42,6 +42,8 @@ def _is_int(dtype) -> bool:
 def iota(dims: Sequence[int], dtype, iota_dimension: int) -> np.ndarray:
     dims = tuple(dims)
     dtype = np.dtype(dtype)
+    if 0 in dims:  # no element: nothing to allocate (f32[1000000000000,0] is empty, not 7 TiB of line)
+        return np.empty(dims, dtype)
     n = dims[iota_dimension]
     line = np.arange(n, dtype=np.int64)
     if dtype == np.bool_:

@@ -467,12 +467,12 @@ def same_width_bitcast(dst_dtype, bits: int, dst_kind: str):
     dt = np.dtype(dst_dtype)
     if bits % 8 == 0:
         def run(x):
-            return np.ascontiguousarray(x).view(dt)
+            return contig(x).view(dt)  # (np.ascontiguousarray would make a scalar 1-d)
         return run
     mask = (1 << bits) - 1
 
     def run_sub(x):
-        raw = np.ascontiguousarray(x).view(np.uint8) & mask
+        raw = contig(x).view(np.uint8) & mask
         if dst_kind == "sint":
             return (raw.astype(np.int8) - ((raw >> (bits - 1)).astype(np.int8) << bits)).astype(dt)
         if dst_kind == "uint":

@@ -186,7 +186,12 @@ def reduce_simple(x: np.ndarray, init, dims: Sequence[int], op: str,
     with np.errstate(all="ignore"):
         if idempotent:
             r = uf(init, uf.reduce(x, axis=dims)).astype(dtype, copy=False)
-            return _fix_zero_signs(r, x, init, dims, op)
+            r = _fix_zero_signs(r, x, init, dims, op)
+            if round_dtype is not None:
+                # every step rounds (max then convert(bf16) then convert back); rounding is monotonic,
+                # so rounding the maximum once gives the same value
+                r = np.asarray(r).astype(round_dtype).astype(dtype)
+            return r
         narrow = round_dtype is not None or _is_narrow_float(dtype)
         identity_init = init == (0 if op == "add" else 1)
         if not narrow and identity_init and not EXACT_WIDE_FLOAT_ORDER:
@@ -481,6 +486,7 @@ def _k_reduce(ins, ctx):
     name = ins.attrs["to_apply"]
     recog = recognize_reducer(ctx.module, name, n)
     dts = _result_dtypes(ins, n)
+    as_tuple = ins.shape is not None and ins.shape.is_tuple  # (f32[3]) reduce(...): a 1-tuple result
     state = {"vectorized": is_elementwise_computation(ctx.module, name), "fn": None}
 
     def fn():
@@ -520,7 +526,7 @@ def _k_reduce(ins, ctx):
                 outs = reduce_general(xs, inits, dims, fn(), False, dts)
         if dts is not None:
             outs = tuple(np.asarray(o).astype(dt, copy=False) for o, dt in zip(outs, dts))
-        return outs if n > 1 else outs[0]
+        return outs if n > 1 or as_tuple else outs[0]
     return run
 
 

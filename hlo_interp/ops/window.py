@@ -353,6 +353,8 @@ def reduce_window_simple(x: np.ndarray, init, dims, op: str, round_dtype=None) -
             if acc.size and (acc == 0).any():
                 waxes = tuple(range(x.ndim, 2 * x.ndim))
                 acc = _fix_zero_signs(acc, v, init, waxes, op)
+            if round_dtype is not None:  # each step rounds; rounding is monotonic: once at the end
+                acc = acc.astype(round_dtype).astype(dtype)
         else:
             for off in np.ndindex(*sizes):
                 acc = step(acc, v[(Ellipsis,) + off])

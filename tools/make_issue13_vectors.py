@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""Regenerate tests/data/issue13/: XLA:CPU's results for the regression cases of issue 13 ("Running what
+XLA runs, with XLA's numbers": c128 bitcast-convert, complex dots and FMA-contracted complex products,
+complex power/sine, f64 erf, FFT, non-tuple scan, pred dots, rounding max reducers, complex division with
+inf/NaN parts, scalar bitcasts, 1-tuple reduces, zero-element iotas, dynamic sizes, custom-calls, ...).
+
+Dev-only (needs jax/jaxlib); the tests (tests/test_ops_issue13.py) only read the committed files.
+Each case is hand-written HLO, parsed by XLA's parser, converted to StableHLO, compiled and run by the
+XLA:CPU client JAX uses. `ref`: an equivalent text XLA:CPU can run when it cannot run the case itself
+(XLA:CPU's layout assignment refuses a scalar `bitcast` at the entry); XLA's outputs are then `ref`'s.
+
+Files: `cases.json` (id, item, compare rule, text, ref, input/output metadata) and `arrays.npz`
+(`<id>/argK`, `<id>/outK`; bf16 & co. stored as raw bits, see tools/xla_dev.py).
+
+    python3 tools/make_issue13_vectors.py [--only SUBSTRING]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import numpy as np  # noqa: E402
+
+try:
+    import jax  # noqa: E402
+except ImportError:  # pragma: no cover
+    sys.exit("make_issue13_vectors.py needs JAX (dev-only tool)")
+
+jax.config.update("jax_enable_x64", True)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from xla_dev import run_hlo, store  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "tests" / "data" / "issue13"
+rng = np.random.default_rng(13)
+CASES = []
+
+
+def case(cid, item, text, *args, compare="exact", ref=None):
+    CASES.append({"id": cid, "item": item, "text": text, "args": args, "compare": compare, "ref": ref})
+
+
+def c(shape, dt, scale=1.0):
+    return ((rng.standard_normal(shape) + 1j * rng.standard_normal(shape)) * scale).astype(dt)
+
+
+def f(shape, dt, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(dt)
+
+
+# ---- item 8: bitcast-convert of 16-byte types
+for T, dt in (("c128", np.complex128), ("c64", np.complex64)):
+    case(f"bitcast_convert_{T}", 8, f"""HloModule m
+ENTRY e {{ p = {T}[4] parameter(0)  ROOT r = {T}[4] bitcast-convert(p) }}""",
+         np.array([1 + 2j, complex(-0.0, np.nan), complex(np.inf, -0.0), 5e-310j], dt))
+
+# ---- item 13: scan with a single non-tuple result
+_SCAN_MUL = """HloModule m
+body {
+  x = f32[4] parameter(0)
+  c = f32[4] parameter(1)
+  ROOT n = f32[4] multiply(c, x)
+}
+"""
+for rev in ("false", "true"):
+    case(f"scan_single_carry_reverse_{rev}", 13, _SCAN_MUL + f"""ENTRY e {{
+  arg = f32[5,4] parameter(0)
+  init = f32[4] parameter(1)
+  ROOT scan = f32[4] scan(arg, init), dimensions={{0}}, to_apply=body, num_carries=1, is_reverse={rev}
+}}""", f((5, 4), np.float32), f((4,), np.float32))
+case("scan_single_output", 13, """HloModule m
+body {
+  x = f32[4] parameter(0)
+  ROOT n = f32[4] negate(x)
+}
+ENTRY e {
+  arg = f32[3,4] parameter(0)
+  ROOT scan = f32[3,4] scan(arg), dimensions={0}, to_apply=body, num_carries=0
+}""", f((3, 4), np.float32))
+
+# ---- item 19: dot with a pred result: the dot in the operands' type, then != 0
+_PD = """HloModule m
+ENTRY e {{ a = {T}[{m},2] parameter(0)  b = {T}[2,1] parameter(1)
+  ROOT r = pred[{m},1] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}} }}"""
+case("pred_dot_f32", 19, _PD.format(T="f32", m=5),
+     np.array([[.5, .25], [1, -1], [1e-30, 1e-30], [np.nan, 0], [0, -0.0]], np.float32),
+     np.array([[.5], [2]], np.float32) * np.array([[1], [1]], np.float32))
+case("pred_dot_f32_cancel", 19, _PD.format(T="f32", m=2),
+     np.array([[1, -1], [1e-30, 1e-30]], np.float32), np.array([[1], [1]], np.float32))
+case("pred_dot_s8_wraps", 19, _PD.format(T="s8", m=3),
+     np.array([[16, 0], [2, 0], [1, -1]], np.int8), np.array([[16], [1]], np.int8))
+case("pred_dot_s32", 19, _PD.format(T="s32", m=2),
+     np.array([[1, -1], [2, 0]], np.int32), np.array([[1], [1]], np.int32))
+case("pred_dot_f16", 19, _PD.format(T="f16", m=2),
+     np.array([[300, 0], [1e-4, 0]], np.float16), np.array([[300], [1]], np.float16))
+
+# ---- item 20: a maximum/minimum reducer followed by a rounding to bf16 (recognized: must round)
+_MAXR = """HloModule m
+m {{
+  lhs = f32[] parameter(0)  rhs = f32[] parameter(1)
+  mx = f32[] {op}(lhs, rhs)
+  c = bf16[] convert(mx)
+  ROOT r = f32[] convert(c)
+}}
+"""
+case("reduce_max_bf16_rounding_2", 20, _MAXR.format(op="maximum") + """ENTRY e { p = f32[2] parameter(0)
+  i = f32[] constant(-inf)
+  ROOT r = f32[] reduce(p, i), dimensions={0}, to_apply=m }""", np.array([2.805772, 1], np.float32))
+case("reduce_max_bf16_rounding", 20, _MAXR.format(op="maximum") + """ENTRY e { p = f32[6,10] parameter(0)
+  i = f32[] constant(-inf)
+  ROOT r = f32[6] reduce(p, i), dimensions={1}, to_apply=m }""", f((6, 10), np.float32))
+case("reduce_window_max_bf16_rounding", 20, _MAXR.format(op="maximum") + """ENTRY e {
+  p = f32[6,10] parameter(0)
+  i = f32[] constant(-inf)
+  ROOT r = f32[6,8] reduce-window(p, i), window={size=1x3}, to_apply=m }""", f((6, 10), np.float32))
+case("reduce_window_min_bf16_rounding", 20, _MAXR.format(op="minimum") + """ENTRY e {
+  p = f32[6,10] parameter(0)
+  i = f32[] constant(0.3)
+  ROOT r = f32[6,8] reduce-window(p, i), window={size=1x3}, to_apply=m }""", f((6, 10), np.float32))
+
+# ---- item 22: internal errors on valid modules
+_BC = """HloModule m
+ENTRY e {{ p = {S}[] parameter(0)  ROOT r = {D}[] {op}(p) }}"""
+for S, D, x in (("f32", "s32", np.float32(1.5)), ("s32", "f32", np.int32(1069547520)),
+                ("f64", "u64", np.float64(-2.5)), ("f16", "s16", np.float16(-0.0))):
+    case(f"bitcast_scalar_{S}_{D}", 22, _BC.format(S=S, D=D, op="bitcast"), x,
+         ref=_BC.format(S=S, D=D, op="bitcast-convert"))
+case("reduce_one_tuple_add", 22, """HloModule m
+add {
+  a = f32[] parameter(0)  b = f32[] parameter(1)
+  s = f32[] add(a, b)
+  ROOT t = (f32[]) tuple(s)
+}
+ENTRY e { p = f32[3,4] parameter(0)  i = f32[] constant(0)
+  ROOT r = (f32[3]) reduce(p, i), dimensions={1}, to_apply=add }""", np.arange(12, dtype=np.float32).reshape(3, 4))
+case("reduce_one_tuple_general", 22, """HloModule m
+add {
+  a = f32[] parameter(0)  b = f32[] parameter(1)
+  s = f32[] add(a, b)
+  q = f32[] multiply(s, a)
+  ROOT t = (f32[]) tuple(q)
+}
+ENTRY e { p = f32[3,4] parameter(0)  i = f32[] constant(1)
+  ROOT r = (f32[3]) reduce(p, i), dimensions={1}, to_apply=add }""", np.arange(12, dtype=np.float32).reshape(3, 4))
+case("iota_zero_elements_huge", 22, """HloModule m
+ENTRY e { ROOT r = f32[1000000000000,0] iota(), iota_dimension=0 }""")
+case("iota_zero_elements_huge_dim1", 22, """HloModule m
+ENTRY e { ROOT r = s32[0,1000000000000] iota(), iota_dimension=1 }""")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only")
+    a = ap.parse_args()
+    OUT.mkdir(parents=True, exist_ok=True)
+    cases, arrays = [], {}
+    for cs in CASES:
+        if a.only and a.only not in cs["id"]:
+            continue
+        args = [np.asarray(x) for x in cs["args"]]
+        try:
+            after, outs = run_hlo(cs["ref"] or cs["text"], args)
+        except Exception as e:  # noqa: BLE001 - report: XLA refused the case
+            print(f"SKIP {cs['id']}: {type(e).__name__}: {str(e).splitlines()[0][:300]}")
+            continue
+        entry = {"id": cs["id"], "item": cs["item"], "compare": cs["compare"], "text": cs["text"],
+                 "inputs": [], "outputs": []}
+        if cs["ref"]:
+            entry["ref"] = cs["ref"]
+        for k, x in enumerate(args):
+            raw, meta = store(x)
+            arrays[f"{cs['id']}/arg{k}"] = raw
+            entry["inputs"].append(meta)
+        for k, x in enumerate(outs):
+            raw, meta = store(x)
+            arrays[f"{cs['id']}/out{k}"] = raw
+            entry["outputs"].append(meta)
+        cases.append(entry)
+        print("ok", cs["id"])
+    (OUT / "cases.json").write_text(json.dumps(cases, indent=1) + "\n")
+    np.savez_compressed(OUT / "arrays.npz", **arrays)
+    print(f"{len(cases)} cases -> {OUT}")
+
+
+if __name__ == "__main__":
+    main()
