@@ -27,13 +27,28 @@ __version__ = "0.1.0"
 def parse(text: str, filename: str = "<string>") -> ir.Module:
     """Parse HLO text: a module (`HloModule ...`), headerless computations, or log-pasted text."""
     from .syntax.parser import parse_module
-    return parse_module(text, filename)
+    try:
+        return parse_module(text, filename)
+    except HloError:
+        _mlir_check(text, filename)
+        raise
+
+
+def _mlir_check(text: str, filename: str) -> None:
+    """StableHLO (MLIR) text where HLO was expected: say how to get HLO from JAX instead."""
+    from .dumps import looks_like_mlir, mlir_error
+    if looks_like_mlir(text):
+        raise mlir_error(text, filename) from None
 
 
 def parse_all(text: str, filename: str = "<string>") -> list[ir.Module]:
     """Parse a text holding one or more modules separated by `// -----` lines."""
     from .syntax.parser import parse_modules
-    return parse_modules(text, filename)
+    try:
+        return parse_modules(text, filename)
+    except HloError:
+        _mlir_check(text, filename)
+        raise
 
 
 def parse_file(path: Union[str, Path]) -> ir.Module:

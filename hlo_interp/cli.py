@@ -193,9 +193,11 @@ def main() -> None:
 @click.option("--check", "check_only", is_flag=True,
               help="Write nothing; exit 1 and list the files that are not already formatted.")
 @click.option("-i", "--in-place", is_flag=True, help="Rewrite the files (atomically) instead of printing.")
+@click.option("-v", "--verbose", is_flag=True, help="List the files of a folder that were skipped (not HLO text).")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="Syntax colors when printing to a terminal.")
-def fmt_cmd(files, strip_metadata, strip_backend_config, canonical_names, check_only, in_place, color):
+def fmt_cmd(files, strip_metadata, strip_backend_config, canonical_names, check_only, in_place, color,
+            verbose=False):
     """Pretty-print HLO text canonically, in XLA's own style.
 
     Names get their % prefix, computations their signatures, shapes their layouts and attributes
@@ -205,10 +207,12 @@ def fmt_cmd(files, strip_metadata, strip_backend_config, canonical_names, check_
     Examples:
       hlo fmt module.hlo                  print the formatted module
       hlo fmt --strip-metadata - < dump.txt
-      hlo fmt --check dumps/*.txt         CI: fail if any file is not formatted
+      hlo fmt --check dump_dir/           CI: fail if any HLO text of an XLA dump is not formatted
+      hlo fmt module.hlo.pb               the text of an XLA proto (or snapshot) dump
       hlo fmt -i module.hlo               rewrite in place
     """
     from . import format_text
+    files = _fmt_inputs(files, check_only or in_place, verbose)
     if len(files) > 1 and not (check_only or in_place):
         raise click.UsageError("several files need --check or --in-place")
     if in_place and "-" in files:
@@ -217,9 +221,19 @@ def fmt_cmd(files, strip_metadata, strip_backend_config, canonical_names, check_
     status = EXIT_OK
     for path in files:
         try:
-            text, name = _read(path)
-            out = format_text(text, name, strip_metadata=strip_metadata,
+            if path.endswith(".pb") and path != "-":  # a binary dump: print the text XLA would print
+                if check_only or in_place:
+                    raise HloError("a binary proto cannot be formatted in place or checked; print its text "
+                                   "with `hlo fmt FILE.pb`", filename=path)
+                from . import to_text
+                from .dumps import classify, load
+                text, name = "", path
+                out = to_text(load(classify(path)).module, strip_metadata=strip_metadata,
                               strip_backend_config=strip_backend_config, canonical_names=canonical_names)
+            else:
+                text, name = _read(path)
+                out = format_text(text, name, strip_metadata=strip_metadata,
+                                  strip_backend_config=strip_backend_config, canonical_names=canonical_names)
         except HloError as e:
             _report_error(e, color)
             status = EXIT_ERROR
@@ -246,6 +260,37 @@ def fmt_cmd(files, strip_metadata, strip_backend_config, canonical_names, check_
     sys.exit(status)
 
 
+def _fmt_inputs(paths, several_ok: bool, verbose: bool) -> list:
+    """fmt's files: a folder stands for its HLO texts (hlo_interp.dumps; protos, snapshots and reports
+    are skipped, listed with -v); a folder without any is a usage error (exit 2)."""
+    out = []
+    for p in paths:
+        if p == "-" or not Path(p).is_dir():
+            if p != "-" and several_ok and not p.endswith(".pb"):
+                from .dumps import REPORT, classify
+                f = classify(p)
+                if f.kind == REPORT and f.module_name is not None:  # dumps/*.txt: XLA's reports
+                    if verbose:
+                        click.echo(f"skipped {p} (not HLO: {f.what})", err=True)
+                    continue
+            out.append(p)
+            continue
+        from .dumps import HLO_TEXT, no_module_error, scan
+        dump = scan(p)
+        texts = [f for f in dump.module_files() if f.kind == HLO_TEXT]
+        if not texts:
+            if not dump.module_files():
+                raise click.UsageError(f"{p}: {no_module_error(dump, p).message}")
+            raise click.UsageError(f"{p}: no HLO text in this folder, only binary protos (print one with "
+                                   f"`hlo fmt FILE.pb`)")
+        out += [str(f.path) for f in texts]
+        if verbose:
+            for f in [f for f in dump.module_files() if f.kind != HLO_TEXT] + dump.skipped:
+                click.echo(f"skipped {f.path} (not HLO text: {f.kind if f.kind != 'report' else f.what})",
+                           err=True)
+    return out
+
+
 @main.command("check")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text",
@@ -261,13 +306,15 @@ def fmt_cmd(files, strip_metadata, strip_backend_config, canonical_names, check_
               help="Drop findings with these codes or names (E101, shape-mismatch); repeatable.")
 @click.option("--strict", is_flag=True, help="Warnings fail too (exit 1).")
 @click.option("--no-notes", is_flag=True, help="Do not show notes (elided constants, implicit ROOT).")
+@click.option("-v", "--verbose", is_flag=True, help="List the files of a folder that were skipped (not HLO).")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
-def check_cmd(paths, fmt, syntax_only, jobs, shard, ignore, strict, no_notes, color):
+def check_cmd(paths, fmt, syntax_only, jobs, shard, ignore, strict, no_notes, color, verbose):
     """Check HLO files the way XLA's verifier would: syntax, opcodes, operands, attributes, shapes,
     parameters, called computations, layouts, replica groups, the module header, async pairs.
 
-    PATHS are files, directories (their *.hlo and *.txt files, recursively; .txt files that are not
-    HLO, like XLA's buffer-assignment reports, are skipped), glob patterns ('dumps/**/*.txt') or '-'
+    PATHS are files, XLA dump folders (every module in them, recursively: HLO texts, .pb protos,
+    snapshots, per-pass texts; reports like buffer-assignment, LLVM IR and MLIR are skipped, listed
+    with -v; a folder with no module at all is an error), glob patterns ('dumps/**/*.txt') or '-'
     for standard input.  Every finding has a code (docs/check-codes.md) usable with --ignore.
 
     \b
@@ -305,11 +352,17 @@ def check_cmd(paths, fmt, syntax_only, jobs, shard, ignore, strict, no_notes, co
 
     results = run_checks(inputs, options, jobs, stdin_text)
     results = problems + results
+    if verbose and fmt == "text":
+        for r in results:
+            if r.get("skipped"):
+                click.echo(f"skipped {r['file']} (not HLO: {r.get('what') or 'not an HLO module'})", err=True)
     _present_check(results, fmt, color, strict)
 
 
 def expand_paths(paths) -> tuple[list[tuple[str, bool]], list[dict]]:
-    """[(path, from_directory)] sorted and without duplicates, and the paths that match nothing."""
+    """[(path, from_directory)] sorted and without duplicates, and the paths that match nothing.
+    Folders are read as XLA dump folders (hlo_interp.dumps): every file, those holding no module
+    (reports, LLVM IR, MLIR, ...) to be skipped; a folder without any module is a problem."""
     import glob
     found: dict[str, bool] = {}
     problems = []
@@ -319,9 +372,13 @@ def expand_paths(paths) -> tuple[list[tuple[str, bool]], list[dict]]:
             continue
         path = Path(p)
         if path.is_dir():
-            for f in path.rglob("*"):
-                if f.suffix in (".txt", ".hlo") and f.is_file():
-                    found.setdefault(str(f), True)
+            from .dumps import no_module_error, scan
+            dump = scan(path)
+            files = dump.module_files()
+            if not files:
+                problems.append({"file": p, "error": no_module_error(dump, p).message, "findings": []})
+            for f in files + dump.skipped:  # the skipped ones too: they are listed (-v) and sharded
+                found.setdefault(str(f.path), True)
         elif path.exists() or not any(ch in p for ch in "*?["):
             found[str(path)] = False
         else:
@@ -330,7 +387,7 @@ def expand_paths(paths) -> tuple[list[tuple[str, bool]], list[dict]]:
             if not files:
                 problems.append({"file": p, "error": "no file matches this pattern", "findings": []})
             for m in files:
-                found.setdefault(m, False)
+                found.setdefault(m, True)  # like a folder's files: XLA's reports are skipped
     order = sorted((k for k in found if k != "-"))
     out = [(k, found[k]) for k in order]
     if "-" in found:
@@ -373,6 +430,14 @@ def _check_one(job) -> dict:
                 data = Path(path).read_bytes()
             except OSError as e:
                 return {"file": name, "error": f"cannot read: {e.strerror}", "findings": []}
+        if from_dir:
+            from .dumps import classify
+            f = classify(path)
+            if not f.is_module:
+                return {"file": name, "skipped": True, "findings": [],
+                        "what": f.what if f.kind == "report" else f.kind}
+        if path.endswith(".pb"):
+            return _check_proto(path, options)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as e:
@@ -381,11 +446,28 @@ def _check_one(job) -> dict:
             return {"file": name, "error": f"not a text file (invalid UTF-8 at byte {e.start})", "findings": []}
         if from_dir and path.endswith(".txt") and not _looks_like_hlo(text):
             return {"file": name, "skipped": True, "findings": []}
+        from .dumps import looks_like_mlir, mlir_error
+        if looks_like_mlir(text) and not _looks_like_hlo(text):
+            return {"file": name, "error": mlir_error(text, name).message, "findings": []}
         return {"file": name, "findings": check_text(text, name, **options)}
     except Exception as e:  # noqa: BLE001 - a bug of ours must not lose the other files' results
         from .shapes.verify import Finding
         return {"file": name, "findings": [Finding("E000", "error", f"internal error while checking: "
                                                                  f"{type(e).__name__}: {e}", name)]}
+
+
+def _check_proto(path: str, options: dict) -> dict:
+    """An HloModuleProto / HloProto / HloSnapshot file: the module it holds, checked like text."""
+    from .dumps import classify, load
+    from .shapes.verify import check
+    try:
+        loaded = load(classify(path))
+    except HloError as e:
+        return {"file": path, "error": e.message, "findings": []}
+    if options.get("syntax_only"):
+        return {"file": path, "findings": []}
+    return {"file": path, "findings": check(loaded.module, ignore=options.get("ignore", ()),
+                                            notes=options.get("notes", True), filename=path)}
 
 
 def run_checks(inputs, options: dict, jobs: int = 1, stdin_text: Optional[bytes] = None) -> list[dict]:
