@@ -154,6 +154,67 @@ case("iota_zero_elements_huge_dim1", 22, """HloModule m
 ENTRY e { ROOT r = s32[0,1000000000000] iota(), iota_dimension=1 }""")
 
 
+# ---- item 10: XLA:CPU's complex product is fma-contracted: re = fma(xr, yr, -(xi*yi)), im = fma(xi, yr, xr*yi)
+def _cancelling(n, dt):
+    x = c((n,), dt)
+    s = rng.standard_normal(n)
+    y_re = (x.imag * s * (1 + 1e-5 * rng.standard_normal(n)) + 1j * x.real * s).astype(dt)  # re cancels
+    y_im = (-x.real * s * (1 + 1e-5 * rng.standard_normal(n)) + 1j * x.imag * s).astype(dt)  # im cancels
+    return x, np.concatenate([y_re[: n // 2], y_im[n // 2:]])
+
+
+def _unit(shape, dt):
+    return (np.exp(1j * rng.uniform(0, 6.3, shape)) * (1 + 0.01 * rng.standard_normal(shape))).astype(dt)
+
+
+_MUL = """HloModule m
+mul {{ a = {T}[] parameter(0)  b = {T}[] parameter(1)  ROOT r = {T}[] multiply(a, b) }}
+"""
+for T, dt in (("c64", np.complex64), ("c128", np.complex128)):
+    x, y = _cancelling(512, dt)
+    case(f"complex_multiply_cancellation_{T}", 10, f"""HloModule m
+ENTRY e {{ p = {T}[512] parameter(0)  q = {T}[512] parameter(1)  ROOT r = {T}[512] multiply(p, q) }}""", x, y)
+    for shape, d in (((20,), 0), ((6, 30), 1), ((30, 6), 0), ((100,), 0), ((4, 100), 1), ((3, 50, 40), 1)):
+        rs = [nn for i, nn in enumerate(shape) if i != d]
+        case(f"reduce_multiply_{T}_{'x'.join(map(str, shape))}_d{d}", 10, _MUL.format(T=T) + f"""ENTRY e {{
+  p = {T}{list(shape)} parameter(0)  i = {T}[] constant((1,0))
+  ROOT r = {T}{rs} reduce(p, i), dimensions={{{d}}}, to_apply=mul }}""".replace(", ", ","), _unit(shape, dt))
+    case(f"reduce_window_cumprod_{T}", 10, _MUL.format(T=T) + f"""ENTRY e {{
+  p = {T}[64] parameter(0)  i = {T}[] constant((1,0))
+  ROOT r = {T}[64] reduce-window(p, i), window={{size=64 pad=63_0}}, to_apply=mul }}""", _unit((64,), dt))
+    case(f"reduce_window_multiply_{T}", 10, _MUL.format(T=T) + f"""ENTRY e {{
+  p = {T}[9,7] parameter(0)  i = {T}[] constant((1,0))
+  ROOT r = {T}[5,6] reduce-window(p, i), window={{size=3x2 stride=2x1 pad=1_1x0_0}}, to_apply=mul }}""",
+         _unit((9, 7), dt))
+    case(f"scatter_multiply_{T}", 10, _MUL.format(T=T) + f"""ENTRY e {{
+  o = {T}[8] parameter(0)  i = s32[40,1] parameter(1)  u = {T}[40] parameter(2)
+  ROOT r = {T}[8] scatter(o, i, u), update_window_dims={{}}, inserted_window_dims={{0}},
+    scatter_dims_to_operand_dims={{0}}, index_vector_dim=1, to_apply=mul }}""",
+         _unit((8,), dt), rng.integers(0, 8, (40, 1)).astype(np.int32), _unit((40,), dt))
+
+# ---- item 10 (windows): cumulative reduce-windows longer than 16 are split by XLA's ReduceWindowRewriter
+_RED = """HloModule m
+r {{ a = {T}[] parameter(0)  b = {T}[] parameter(1)  ROOT r = {T}[] {op}(a, b) }}
+"""
+import ml_dtypes  # noqa: E402
+for T, dt, op, init in (("f32", np.float32, "add", "0"), ("bf16", ml_dtypes.bfloat16, "add", "0"),
+                        ("f16", np.float16, "add", "0"), ("c64", np.complex64, "multiply", "(1,0)"),
+                        ("f64", np.float64, "multiply", "1")):
+    for shape, win, oshape in (((100,), "size=100 pad=99_0", (100,)), ((3, 40), "size=1x40 pad=0_0x0_39", (3, 40)),
+                               ((300, 2), "size=300x1 pad=300_0x0_0", (301, 2)), ((37,), "size=37 pad=0_37", (38,)),
+                               ((50,), "size=50 pad=0_49", (50,))):
+        if dt == np.complex64:
+            xv = _unit(shape, dt)
+        elif op == "multiply":
+            xv = (1 + 0.01 * rng.standard_normal(shape)).astype(dt)
+        else:
+            xv = rng.standard_normal(shape).astype(dt)
+        case(f"cumulative_{op}_{T}_{'x'.join(map(str, shape))}_{win.split('pad=')[1]}", 10,
+             _RED.format(T=T, op=op) + f"""ENTRY e {{
+  p = {T}{list(shape)} parameter(0)  i = {T}[] constant({init})
+  ROOT o = {T}{list(oshape)} reduce-window(p, i), window={{{win}}}, to_apply=r }}""".replace(", ", ","), xv)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only")

@@ -497,7 +497,7 @@ def _remainder_impl(dt):
 
 _register_same("add", _arith(np.add, np.add, np.add, pred_fn=np.logical_or))
 _register_same("subtract", _arith(np.subtract, np.subtract, np.subtract, pred_fn=np.logical_xor))
-_register_same("multiply", _arith(np.multiply, np.multiply, np.multiply, pred_fn=np.logical_and))
+_register_same("multiply", _arith(np.multiply, np.multiply, nx.complex_multiply, pred_fn=np.logical_and))
 _register_same("divide", _divide_impl)
 _register_same("remainder", _remainder_impl)
 _SIGNED_OF = {np.dtype(np.float32): np.dtype(np.int32), np.dtype(np.float64): np.dtype(np.int64)}

@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..types import dtype_kind
+from .numerics import complex_multiply_scatter_ufunc
 from .reduce import _PRED_UFUNCS, _UFUNCS, is_elementwise_computation, recognize_reducer
 from .registry import error_at, kernel
 
@@ -315,6 +316,8 @@ def _ufunc_for(op: str, dtype):
         raise _DimError(f"{op} is not defined for floating-point numbers")
     if kind == "complex" and op in ("and", "or", "xor", "maximum", "minimum"):
         raise _DimError(f"{op} is not defined for complex numbers")
+    if kind == "complex" and op == "multiply":
+        return complex_multiply_scatter_ufunc  # XLA:CPU's fma-contracted complex product
     return _UFUNCS[op]
 
 

@@ -12,7 +12,10 @@ NumPy ufunc reductions, with XLA's semantics:
     are logical or, multiply/and/minimum logical and;
   * maximum/minimum propagate NaN; maximum(-0, +0) = +0 and minimum(-0, +0) = -0 as in XLA (NumPy
     keeps the first); the sign of a NaN result is not reproduced (XLA:CPU's depends on its codegen);
-  * f32/f64/c64/c128 sums and products: one NumPy reduction (pairwise summation).  XLA:CPU adds in
+  * c64/c128 products: XLA:CPU's order (below) with its fma-contracted complex product
+    (numerics.complex_multiply), bit-exact; a reducer written multiply(x, acc) goes through the
+    general path (the contraction is not symmetric);
+  * f32/f64/c64/c128 sums and f32/f64 products: one NumPy reduction (pairwise summation).  XLA:CPU adds in
     another order, so results agree to a few ulps, not bit for bit (rtol 1e-5 in the tests; relative
     to the largest |value| when there is cancellation).  EXACT_WIDE_FLOAT_ORDER = True switches to
     XLA's order (below): bit-exact in the 1-D and most one-dimension cases tested, 2-7x slower;
@@ -47,6 +50,7 @@ import numpy as np
 
 from ..opcodes import OPCODES
 from ..types import dtype_kind, from_dtype
+from .numerics import complex_multiply_ufunc
 from .registry import error_at, kernel
 
 REDUCER_OPS = ("add", "multiply", "maximum", "minimum", "and", "or", "xor")
@@ -182,6 +186,8 @@ def reduce_simple(x: np.ndarray, init, dims: Sequence[int], op: str,
     if kind == "complex" and op in ("maximum", "minimum"):
         raise ValueError(f"{op} is not defined for complex numbers")
     uf = _UFUNCS[op]
+    if kind == "complex" and op == "multiply":
+        uf = complex_multiply_ufunc  # XLA:CPU's fma-contracted product, in XLA's order
     ident = np.asarray(_identity(op, dtype, dtype)).astype(dtype)
     with np.errstate(all="ignore"):
         if idempotent:
@@ -194,7 +200,7 @@ def reduce_simple(x: np.ndarray, init, dims: Sequence[int], op: str,
             return r
         narrow = round_dtype is not None or _is_narrow_float(dtype)
         identity_init = init == (0 if op == "add" else 1)
-        if not narrow and identity_init and not EXACT_WIDE_FLOAT_ORDER:
+        if not narrow and identity_init and not EXACT_WIDE_FLOAT_ORDER and uf is not complex_multiply_ufunc:
             return uf(init, uf.reduce(x, axis=dims)).astype(dtype, copy=False)
         if round_dtype is not None and np.dtype(round_dtype) != dtype:
             rdt = np.dtype(round_dtype)
@@ -440,6 +446,8 @@ def recognize_reducer(module, name: str, n: int):
             pre_types.append((leaf.shape.element_type.dtype, pre))
         if sorted(pnums) != [k, n + k]:
             return None
+        if op_ins.opcode == "multiply" and _kind(op_ins.shape.element_type.dtype) == "complex" and pnums[0] != k:
+            return None  # XLA:CPU's complex product is not commutative bit for bit: the computation decides
         ptype = pre_types[0][0]
         op_t = op_ins.shape.element_type.dtype
         round_dtype = None

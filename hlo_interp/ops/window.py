@@ -75,6 +75,7 @@ from .reduce import (
     is_elementwise_computation,
     recognize_reducer,
 )
+from .numerics import complex_multiply_ufunc
 from .registry import error_at, kernel, unsupported
 
 _kind = dtype_kind
@@ -290,6 +291,8 @@ def _step_fn(op: str, dtype, round_dtype):
         f = float_max
     elif op == "minimum":
         f = float_min
+    elif op == "multiply" and kind == "complex":
+        f = complex_multiply_ufunc  # XLA:CPU's fma-contracted complex product
     elif op in ("add", "multiply"):
         f = _UFUNCS[op]
     else:
@@ -575,6 +578,99 @@ def _k_convolution(ins, ctx):
     return run
 
 
+SCAN_BASE_LENGTH = 16  # XLA's xla_reduce_window_rewrite_base_length (its default, which XLA:CPU uses)
+
+
+def _trivial(d) -> bool:
+    return (d.size == 1 and d.stride == 1 and d.pad_low == 0 and d.pad_high == 0 and d.lhs_dilate == 1
+            and d.rhs_dilate == 1)
+
+
+def cumulative_split(xs, inits, wd, direct: Callable, combine: Callable) -> tuple:
+    """reduce-window as XLA:CPU computes it: a cumulative reduction (one non-trivial window dimension of
+    length N > 16 with window N, stride 1, padding N-1 or N on one side: a scan) is rewritten by XLA's
+    ReduceWindowRewriter into a two-level scan, and the order of the steps changes with it (what makes
+    a c64 cumprod or an f32 cumsum bit-exact).  Along the scan dimension, padded with init to a multiple
+    K of 16: scans of each row of 16 (`direct`), an exclusive scan of the rows' last (first, for a
+    reverse scan) elements (itself split again when longer than 16), and the two combined with the
+    reducer (`combine(row_scans, row_prefixes)`); an exclusive scan gets init at its start.  Any other
+    window goes to `direct(xs, inits, wd)` unchanged."""
+    x0 = xs[0]
+    dims = _wdims(None if not wd else ir.Window(tuple(wd)), x0.ndim)
+    nontrivial = [i for i, d in enumerate(dims) if not _trivial(d)]
+    if len(nontrivial) != 1:
+        return direct(xs, inits, wd)
+    sd = nontrivial[0]
+    d = dims[sd]
+    N = x0.shape[sd]
+    B = SCAN_BASE_LENGTH
+    forward = d.pad_low in (N - 1, N) and d.pad_high == 0
+    reverse = d.pad_high in (N - 1, N) and d.pad_low == 0
+    if (N <= B or d.stride != 1 or d.size != N or not (forward or reverse) or d.reversal
+            or d.lhs_dilate != 1 or d.rhs_dilate != 1):
+        return direct(xs, inits, wd)
+    exclusive = (d.pad_low if forward else d.pad_high) == N
+    K = -(-N // B) * B
+    ncols = K // B
+    rank = x0.ndim
+    perm = list(range(rank))
+    perm[sd], perm[rank - 1] = rank - 1, sd  # XLA swaps the scan dimension with the last one
+    tiled = []
+    for x, i in zip(xs, inits):
+        t = np.transpose(x, perm)
+        if K != N:
+            t = np.concatenate([t, np.broadcast_to(np.asarray(i).astype(x.dtype), t.shape[:-1] + (K - N,))],
+                               axis=-1)
+        tiled.append(np.ascontiguousarray(t).reshape(t.shape[:-1] + (ncols, B)))
+    W = ir.WindowDim
+    outer_wd = tuple([W()] * rank + [W(size=B, pad_low=B - 1) if forward else W(size=B, pad_high=B - 1)])
+    outer = cumulative_split(tiled, inits, outer_wd, direct, combine)
+    last = [np.ascontiguousarray(o[..., B - 1] if forward else o[..., 0]) for o in outer]
+    inner_wd = tuple([W()] * (rank - 1) + [W(size=ncols, pad_low=ncols) if forward
+                                           else W(size=ncols, pad_high=ncols)])
+    inner = cumulative_split(last, inits, inner_wd, direct, combine)
+    prefix = [np.broadcast_to((i[..., :ncols] if forward else i[..., 1:])[..., None], o.shape)
+              for i, o in zip(inner, outer)]
+    scans = combine(tuple(outer), tuple(prefix))
+    res = []
+    for sc, x, i in zip(scans, xs, inits):
+        sc = np.transpose(sc.reshape(sc.shape[:-2] + (K,)), perm)
+        if K != N:
+            sc = sc[(slice(None),) * sd + (slice(0, N),)]
+        if exclusive:
+            width = [(0, 0)] * rank
+            width[sd] = (1, 0) if forward else (0, 1)
+            sc = np.pad(sc, width, constant_values=np.asarray(i).astype(sc.dtype))
+        res.append(np.ascontiguousarray(sc))
+    return tuple(res)
+
+
+def _recognized_step(op, rd, dtype):
+    kind = _kind(dtype)
+    if kind in ("sint", "uint"):
+        w = np.dtype(_wide_int(dtype))
+        f = _UFUNCS[op]
+        return lambda a, b: f(a.astype(w), b.astype(w)).astype(dtype)
+    return _step_fn(op, dtype, rd)
+
+
+def _call_elementwise(fn, args, dts, vectorized):
+    """fn(*args) elementwise over equally shaped arrays: once on whole arrays when the computation is
+    elementwise, else once per element; a tuple of results."""
+    if vectorized:
+        r = fn(*args)
+        r = r if isinstance(r, tuple) else (r,)
+        if all(np.shape(v) == args[0].shape for v in r):
+            return r
+    outs = [np.empty(args[0].shape, dt) for dt in dts]
+    for idx in np.ndindex(*args[0].shape):
+        r = fn(*[a[idx] for a in args])
+        r = r if isinstance(r, tuple) else (r,)
+        for o, v in zip(outs, r):
+            o[idx] = v
+    return tuple(outs)
+
+
 @kernel("reduce-window")
 def _k_reduce_window(ins, ctx):
     if len(ins.operands) % 2 or not ins.operands:
@@ -594,6 +690,34 @@ def _k_reduce_window(ins, ctx):
     state = {"vectorized": is_elementwise_computation(ctx.module, name)}
     want = tuple((sh.elements[0] if sh.is_tuple else sh).dims)
 
+    def direct(xs, inits, wd):
+        outs = None
+        if recog is not None and all(x.dtype == dt for x, dt in zip(xs, dts)) and not any(
+                _tiny_float(x.dtype) and op in ("add", "multiply") for x, (op, _) in zip(xs, recog)):
+            outs = tuple(reduce_window_simple(x, i, wd, op, rd)
+                         for x, i, (op, rd) in zip(xs, inits, recog))
+        if outs is None and state["vectorized"]:
+            try:
+                outs = reduce_window_general(xs, inits, wd, fn(), dts, True)
+            except WindowError:
+                raise
+            except Exception:  # noqa: BLE001 - the computation refused arrays: per element
+                state["vectorized"] = False
+        if outs is None:
+            outs = reduce_window_general(xs, inits, wd, fn(), dts, False)
+        return tuple(np.asarray(o).astype(dt, copy=False) for o, dt in zip(outs, dts))
+
+    def combine(accs, vals):
+        """The reducer applied elementwise to (accs..., vals...) (XLA's `map` of the scan rewrite)."""
+        if recog is not None:
+            try:
+                return tuple(np.asarray(_recognized_step(op, rd, a.dtype)(a, v)).astype(a.dtype, copy=False)
+                             for a, v, (op, rd) in zip(accs, vals, recog))
+            except WindowError:
+                pass
+        out = _call_elementwise(fn(), list(accs) + list(vals), dts, state["vectorized"])
+        return tuple(np.asarray(o).astype(dt, copy=False) for o, dt in zip(out, dts))
+
     def run(*args):
         xs, inits = args[:n], args[n:]
         for x in xs[1:]:
@@ -603,23 +727,9 @@ def _k_reduce_window(ins, ctx):
         if any(np.ndim(i) for i in inits):
             raise error_at(ins, "reduce-window init values must be scalars")
         try:
-            outs = None
-            if recog is not None and all(x.dtype == dt for x, dt in zip(xs, dts)) and not any(
-                    _tiny_float(x.dtype) and op in ("add", "multiply") for x, (op, _) in zip(xs, recog)):
-                outs = tuple(reduce_window_simple(x, i, wd, op, rd)
-                             for x, i, (op, rd) in zip(xs, inits, recog))
-            if outs is None and state["vectorized"]:
-                try:
-                    outs = reduce_window_general(xs, inits, wd, fn(), dts, True)
-                except WindowError:
-                    raise
-                except Exception:  # noqa: BLE001 - the computation refused arrays: per element
-                    state["vectorized"] = False
-            if outs is None:
-                outs = reduce_window_general(xs, inits, wd, fn(), dts, False)
+            outs = cumulative_split(xs, inits, wd, direct, combine)
         except WindowError as e:
             raise error_at(ins, f"reduce-window: {e}") from None
-        outs = tuple(np.asarray(o).astype(dt, copy=False) for o, dt in zip(outs, dts))
         if outs[0].shape != want:
             raise error_at(ins, f"reduce-window: the window gives shape {list(outs[0].shape)}, the "
                                 f"instruction says {list(want)}")
