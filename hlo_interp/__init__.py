@@ -13,11 +13,13 @@ Submodules with more: hlo_interp.diff, .info, .graph, .debug, .layout.
 """
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Union
+from typing import TYPE_CHECKING, Union
 
 from . import ir
 from .diagnostics import HloError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["parse", "parse_all", "parse_file", "to_text", "format_text", "check", "run", "run_spmd",
            "register_custom_call", "trace", "module_info", "diff_modules", "HloError", "ir", "__version__"]
@@ -51,7 +53,8 @@ def parse_all(text: str, filename: str = "<string>") -> list[ir.Module]:
         raise
 
 
-def parse_file(path: Union[str, Path]) -> ir.Module:
+def parse_file(path: Union[str, "Path"]) -> ir.Module:
+    from pathlib import Path
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")

@@ -4,18 +4,15 @@ Exit codes: 0 ok, 1 findings (check) or "not formatted" (fmt --check), 2 usage o
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
-from pathlib import Path
 from typing import Optional
 
 import click
 
 from . import __version__
 from .diagnostics import HloError
-from .files import write_atomic
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_BROKEN_PIPE = 128 + 13  # the reader of our output left (`hlo fmt x | head`): as if killed by SIGPIPE
@@ -103,21 +100,51 @@ def _console(stderr: bool = False, color: str = "auto"):
                           soft_wrap=True)
 
 
-def _report_error(err: HloError, color: str = "auto") -> None:
-    console = _console(stderr=True, color=color)
-    if console.is_terminal and not console.no_color:
-        from rich.text import Text
-        lines = err.render().split("\n")
-        first = Text(lines[0])
-        first.stylize("bold")
-        idx = lines[0].find("error:")
-        if idx >= 0:
-            first.stylize("bold red", idx, idx + 6)
-        console.print(first)
-        for line in lines[1:]:
-            console.print(Text(line, style="green" if line.strip() == "^" else ""))
+def use_color(stderr: bool = False, color: str = "auto") -> bool:
+    """Whether to write colors: --color always/never, else a terminal (FORCE_COLOR forces one, as
+    for rich) that is not dumb, and no NO_COLOR in the environment."""
+    if color == "always":
+        return True
+    if color == "never" or "NO_COLOR" in os.environ:
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    if os.environ.get("TERM", "").lower() in ("dumb", "unknown"):
+        return False
+    try:
+        return (sys.stderr if stderr else sys.stdout).isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+# ANSI SGR codes of the few styles the plain-text commands use (fmt, check, error messages): no rich
+# import on their path.
+_SGR = {"dim": "2", "green": "32", "bold magenta": "1;35", "cyan": "36", "yellow": "33", "blue": "34",
+        "bold": "1", "bold red": "1;31", "bold yellow": "1;33", "bold cyan": "1;36"}
+
+
+def ansi(text: str, style: str) -> str:
+    return f"\x1b[{_SGR[style]}m{text}\x1b[0m" if text else text
+
+
+def _styled_message(text: str, label_at: int, label_len: int, label_style: str) -> str:
+    """A located message: first line bold with its `error:`-like label colored, caret line green."""
+    lines = text.split("\n")
+    first = lines[0]
+    if label_at >= 0:
+        first = ansi(first[:label_at], "bold") + ansi(first[label_at:label_at + label_len], label_style) + \
+            ansi(first[label_at + label_len:], "bold")
     else:
-        sys.stderr.write(err.render() + "\n")
+        first = ansi(first, "bold")
+    rest = [ansi(line, "green") if line.strip() == "^" else line for line in lines[1:]]
+    return "\n".join([first] + rest)
+
+
+def _report_error(err: HloError, color: str = "auto") -> None:
+    text = err.render()
+    if use_color(stderr=True, color=color):
+        text = _styled_message(text, text.split("\n")[0].find("error:"), 6, "bold red")
+    sys.stderr.write(text + "\n")
 
 
 _HIGHLIGHT = re.compile(
@@ -129,13 +156,17 @@ _STYLES = {"comment": "dim", "string": "green", "keyword": "bold magenta", "shap
            "name": "yellow", "attr": "blue", "opcode": "bold"}
 
 
-def highlight(text: str):
-    """Syntax colors for HLO text on a terminal (rich Text)."""
-    from rich.text import Text
-    t = Text(text)
+def highlight(text: str) -> str:
+    """Syntax colors for HLO text on a terminal (ANSI escapes)."""
+    out = []
+    pos = 0
     for m in _HIGHLIGHT.finditer(text):
-        t.stylize(_STYLES[m.lastgroup], m.start(), m.end())
-    return t
+        out.append(text[pos:m.start()])
+        # line by line: a pager or terminal resets attributes at line ends
+        out.append("\n".join(ansi(part, _STYLES[m.lastgroup]) for part in m.group().split("\n")))
+        pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def _read(path: str) -> tuple[str, str]:
@@ -245,16 +276,13 @@ def fmt_cmd(files, strip_metadata, strip_backend_config, canonical_names, check_
         elif in_place:
             if out != text:
                 try:
+                    from .files import write_atomic
                     write_atomic(path, out)
                 except HloError as e:
                     _report_error(e, color)
                     status = EXIT_ERROR
         else:
-            console = _console(color=color)
-            if console.is_terminal and not console.no_color:
-                console.print(highlight(out), end="")
-            else:
-                sys.stdout.write(out)
+            sys.stdout.write(highlight(out) if use_color(color=color) else out)
     if status == EXIT_OK and unformatted:
         status = EXIT_FINDINGS
     sys.exit(status)
@@ -265,7 +293,7 @@ def _fmt_inputs(paths, several_ok: bool, verbose: bool) -> list:
     are skipped, listed with -v); a folder without any is a usage error (exit 2)."""
     out = []
     for p in paths:
-        if p == "-" or not Path(p).is_dir():
+        if p == "-" or not os.path.isdir(p):
             if p != "-" and several_ok and not p.endswith(".pb"):
                 from .dumps import REPORT, classify
                 f = classify(p)
@@ -359,17 +387,26 @@ def check_cmd(paths, fmt, syntax_only, jobs, shard, ignore, strict, no_notes, co
     _present_check(results, fmt, color, strict)
 
 
+def _plain_path(p: str) -> bool:
+    """A path that pathlib would not rewrite (no empty or '.' components)."""
+    parts = p.split("/")
+    return bool(p) and all(x not in ("", ".") for x in (parts[1:] if p.startswith("/") else parts))
+
+
 def expand_paths(paths) -> tuple[list[tuple[str, bool]], list[dict]]:
     """[(path, from_directory)] sorted and without duplicates, and the paths that match nothing.
     Folders are read as XLA dump folders (hlo_interp.dumps): every file, those holding no module
     (reports, LLVM IR, MLIR, ...) to be skipped; a folder without any module is a problem."""
-    import glob
     found: dict[str, bool] = {}
     problems = []
     for p in paths:
         if p == "-":
             found.setdefault("-", False)
             continue
+        if not os.path.isdir(p) and _plain_path(p) and (os.path.exists(p) or not any(ch in p for ch in "*?[")):
+            found[p] = False  # the common case, without pathlib (start-up time): str(Path(p)) == p
+            continue
+        from pathlib import Path
         path = Path(p)
         if path.is_dir():
             from .dumps import no_module_error, scan
@@ -382,6 +419,7 @@ def expand_paths(paths) -> tuple[list[tuple[str, bool]], list[dict]]:
         elif path.exists() or not any(ch in p for ch in "*?["):
             found[str(path)] = False
         else:
+            import glob
             matches = sorted(glob.glob(p, recursive=True))
             files = [m for m in matches if Path(m).is_file()]
             if not files:
@@ -427,7 +465,8 @@ def _check_one(job) -> dict:
     try:
         if data is None:
             try:
-                data = Path(path).read_bytes()
+                with open(path, "rb") as f:
+                    data = f.read()
             except OSError as e:
                 return {"file": name, "error": f"cannot read: {e.strerror}", "findings": []}
         if from_dir:
@@ -534,6 +573,7 @@ def _present_check(results: list[dict], fmt: str, color: str, strict: bool) -> N
                 "checked": [r["file"] for r in results if not r.get("error") and not r.get("skipped")],
                 "skipped": [r["file"] for r in results if r.get("skipped")],
                 "findings": [f.to_dict() for r in results for f in r["findings"]]}
+        import json
         click.echo(json.dumps(data, indent=2))
     elif fmt == "github":
         kinds = {"error": "error", "warning": "warning", "note": "notice"}
@@ -550,26 +590,18 @@ def _present_check(results: list[dict], fmt: str, color: str, strict: bool) -> N
                 click.echo(f"::{kinds[f.severity]} {','.join(props)}::{_gh_escape(f.message)}")
         click.echo(summary, err=True)
     else:
-        console = _console(color=color)
-        styled = console.is_terminal and not console.no_color
+        styled = use_color(color=color)
         for r in unreadable:
             _report_error(HloError(r["error"], filename=r["file"]), color)
         for r in results:
             for f in r["findings"]:
                 text = f.render()
                 if styled:
-                    from rich.text import Text
-                    lines = text.split("\n")
-                    first = Text(lines[0], style="bold")
-                    i = lines[0].find(f": {f.severity}[")
-                    if i >= 0:
-                        style = {"error": "bold red", "warning": "bold yellow", "note": "bold cyan"}[f.severity]
-                        first.stylize(style, i + 2, i + 2 + len(f.severity) + len(f.code) + 2)
-                    console.print(first)
-                    for line in lines[1:]:
-                        console.print(Text(line, style="green" if line.strip() == "^" else ""))
-                else:
-                    sys.stdout.write(text + "\n")
+                    i = text.split("\n")[0].find(f": {f.severity}[")
+                    style = {"error": "bold red", "warning": "bold yellow", "note": "bold cyan"}[f.severity]
+                    text = _styled_message(text, i + 2 if i >= 0 else -1, len(f.severity) + len(f.code) + 2,
+                                           style)
+                sys.stdout.write(text + "\n")
         click.echo(summary, err=True)
     sys.exit(status)
 

@@ -13,9 +13,9 @@ from .cli import (
     _console,
     _read,
     _report_error,
-    write_atomic,
 )
 from .diagnostics import HloError
+from .files import write_atomic
 
 _STYLES = {"head": "bold", "add": "green", "remove": "red", "change": "yellow", "dim": "dim",
            "same": "bold green", "diff": "bold red", "": ""}

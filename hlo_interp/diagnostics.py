@@ -119,16 +119,16 @@ def caret_excerpt(source_line, column) -> list[str]:
 
 def read_source(path: str) -> tuple[str, str]:
     """(text, display name) of an HLO file; '-' is standard input.  Raises HloError, never OSError."""
+    import os
     import sys
-    from pathlib import Path
     if path == "-":
         data, name = sys.stdin.buffer.read(), "<stdin>"
     else:
-        p = Path(path)
-        if p.is_dir():
+        if os.path.isdir(path):
             raise HloError("is a directory (give an HLO text file)", filename=path)
         try:
-            data = p.read_bytes()
+            with open(path, "rb") as f:
+                data = f.read()
         except FileNotFoundError:
             raise HloError("no such file", filename=path) from None
         except OSError as e:

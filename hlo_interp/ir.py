@@ -8,11 +8,12 @@ printed back as written.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from .types import PrimitiveType
+
+if TYPE_CHECKING:
+    import numpy as np
 
 UNBOUNDED = -1  # the size of a `?` dimension
 TILE_COMBINE = -(2**63)  # the `*` entry of a tile (XLA's kCombineDimension)
@@ -104,31 +105,77 @@ def with_default_layouts(shape: Shape) -> Shape:
 # --------------------------------------------------------------------------------------------------
 # Literals
 
-@dataclass(eq=False)
 class Literal:
     """The value of a constant.  `value` is an ndarray (array shapes; ml_dtypes for the types NumPy
-    lacks), a tuple of Literals (tuple shapes), or None when the text elided it as `{...}`."""
-    shape: Shape
-    value: Union[np.ndarray, tuple["Literal", ...], None]
+    lacks), a tuple of Literals (tuple shapes), or None when the text elided it as `{...}`.
+
+    The parser may hand over a dense array's elements as a flat list of Python numbers already
+    converted to the element type (`flat`); the ndarray is then made on first use of `value`, so that
+    printing and checking never import NumPy."""
+    __slots__ = ("shape", "_value", "flat")
+
+    def __init__(self, shape: Shape, value: Union["np.ndarray", tuple["Literal", ...], None],
+                 flat: Optional[list] = None):
+        self.shape = shape
+        self._value = value
+        self.flat = flat  # row-major Python ints/floats/bools of an array literal, when value is pending
+
+    @classmethod
+    def from_flat(cls, shape: "ArrayShape", flat: list) -> "Literal":
+        """An array literal from its row-major elements (Python numbers exactly representable in
+        the element type); the ndarray is built when first asked for."""
+        return cls(shape, None, flat)
+
+    @property
+    def value(self):
+        v = self._value
+        if v is None and self.flat is not None:
+            v = self._value = _flat_to_array(self.flat, self.shape)
+            self.flat = None  # one source of truth from now on
+        return v
+
+    @value.setter
+    def value(self, v) -> None:
+        self._value = v
+        self.flat = None
 
     @property
     def elided(self) -> bool:
-        return self.value is None
+        return self._value is None and self.flat is None
+
+    def __repr__(self) -> str:
+        return f"Literal(shape={self.shape!r}, value={self.value!r})"
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Literal) or self.shape != other.shape:
             return False
+        if self.flat is not None and other.flat is not None and \
+                self.shape.element_type.kind in ("sint", "uint", "pred"):
+            return self.flat == other.flat
         a, b = self.value, other.value
         if a is None or b is None:
             return a is b
         if isinstance(a, tuple):
             return isinstance(b, tuple) and a == b
+        import numpy as np
         if not isinstance(b, np.ndarray) or a.shape != b.shape or a.dtype != b.dtype:
             return False
         # Bitwise, so that NaN payloads and -0 count.
         return a.tobytes() == b.tobytes()
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def _flat_to_array(flat: list, shape: "ArrayShape"):
+    import numpy as np
+    et = shape.element_type
+    if et.kind in ("sint", "uint") and et.bits == 64:
+        arr = np.array([v & 0xFFFFFFFFFFFFFFFF for v in flat], dtype=np.uint64).view(et.dtype)
+    elif et.kind in ("sint", "uint"):
+        arr = np.array(flat, dtype=np.int64).astype(et.dtype)
+    else:
+        arr = np.array(flat, dtype=np.float64 if et.kind == "float" else np.bool_).astype(et.dtype)
+    return arr.reshape(shape.dims)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -303,6 +350,7 @@ class ReplicaGroups:
     def expand(self) -> tuple[tuple[int, ...], ...]:
         if self.groups is not None:
             return self.groups
+        import numpy as np
         it = self.iota
         ids = np.arange(int(np.prod(it.reshape_dims)), dtype=np.int64).reshape(it.reshape_dims)
         if it.transpose is not None:

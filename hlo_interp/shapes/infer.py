@@ -33,8 +33,6 @@ from __future__ import annotations
 
 from typing import Callable, Optional, Sequence
 
-import ml_dtypes
-
 from .. import ir
 from ..opcodes import OPCODES, split_async
 from ..types import PRIMITIVE_TYPES, PrimitiveType
@@ -161,6 +159,13 @@ def _compatible_fp(a: Shape, b: Shape) -> bool:
 
 _FP_RANK_CACHE: dict[str, tuple] = {}
 
+# (maxexp, significand bits incl. the implicit one) of each float type: ml_dtypes.finfo's, written out
+# so that shape inference needs no NumPy (tests/test_startup.py checks them against ml_dtypes).
+FLOAT_FORMATS = {"f16": (16, 11), "f32": (128, 24), "f64": (1024, 53), "bf16": (128, 8),
+                 "f8e5m2": (16, 3), "f8e4m3": (8, 4), "f8e4m3fn": (9, 4), "f8e4m3b11fnuz": (5, 4),
+                 "f8e3m4": (4, 5), "f8e5m2fnuz": (16, 3), "f8e4m3fnuz": (8, 4), "f4e2m1fn": (3, 2),
+                 "f8e8m0fnu": (128, 1)}
+
 
 def _type_rank(t: PrimitiveType) -> tuple:
     """The order of XLA's primitive_util::HigherPrecisionType."""
@@ -170,8 +175,7 @@ def _type_rank(t: PrimitiveType) -> tuple:
         if t.is_complex:
             comp = F32 if t.name == "c64" else F64
         if comp.is_float:
-            fi = ml_dtypes.finfo(comp.dtype)
-            exp, sig = int(fi.maxexp), int(fi.nmant) + 1
+            exp, sig = FLOAT_FORMATS[comp.name]
         else:
             exp = sig = -1
         got = (t.is_complex, exp, sig, comp.bits, t.kind == "sint")

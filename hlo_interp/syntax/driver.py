@@ -8,12 +8,110 @@ single definition of the syntax: only the driving loop is ours.
 A FAST token (lexer.py) stands for a whole instruction or signature: the loop does the reductions
 the table calls for on its first token, then takes the nonterminal's goto with the value the
 parser builds (_fast_nonterminal), as if the tokens had been read one by one.
+
+Start-up: the table ships precomputed (lalr_table.py, written by tools/make_lalr_table.py from Lark's
+analysis of the grammar; tests/test_startup.py fails when it no longer matches grammar/hlo.lark), and
+Driver.from_table wraps the rule callbacks as Lark's ParseTreeBuilder would (child filtering,
+`_rule` inlining, `?rule` single-child expansion, [..] placeholders), so no Lark is imported to parse.
 """
 from __future__ import annotations
 
 from typing import Any, Iterable
 
-from lark.parsers.lalr_analysis import Shift
+
+# Exceptions with the interface of Lark's (the parser reports them as located HloErrors).
+class UnexpectedInput(Exception):
+    pos_in_stream = None
+
+
+class UnexpectedToken(UnexpectedInput):
+    def __init__(self, token, expected):
+        super().__init__(f"unexpected token {token!r}")
+        self.token = token
+        self.expected = expected
+        self.pos_in_stream = getattr(token, "start_pos", None)
+
+
+class UnexpectedEOF(UnexpectedInput):
+    def __init__(self, expected):
+        super().__init__("unexpected end of input")
+        self.expected = expected
+
+
+class UnexpectedCharacters(UnexpectedInput):
+    def __init__(self, pos_in_stream: int):
+        super().__init__("unexpected character")
+        self.pos_in_stream = pos_in_stream
+
+
+class VisitError(Exception):
+    def __init__(self, rule, obj, orig_exc):
+        super().__init__(f"error in {rule}: {orig_exc}")
+        self.orig_exc = orig_exc
+
+
+class Tree:
+    """What a rule without a callback builds (as Lark's Tree: `data`, `children`)."""
+    __slots__ = ("data", "children")
+
+    def __init__(self, data: str, children: list):
+        self.data = data
+        self.children = children
+
+    def __repr__(self) -> str:
+        return f"Tree({self.data!r}, {self.children!r})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Tree) and (self.data, self.children) == (other.data, other.children)
+
+
+def rule_callback(builder, name: str, expand1: bool, child_filter) -> Any:
+    """The function a reduction calls with the rule's children, as Lark's ParseTreeBuilder composes
+    it: the builder's method `name` (or a Tree), after ExpandSingleChild (`?rule`), after the child
+    filter: None, ("lalr", [(index, inline, nones before)], nones after) with placeholders, or
+    ("plain", [(index, inline)])."""
+    f = getattr(builder, name, None)
+    if f is None:
+        f = lambda children, _name=name: Tree(_name, children)
+    if expand1:
+        inner = f
+
+        def f(children, inner=inner):
+            return children[0] if len(children) == 1 else inner(children)
+    if child_filter is not None:
+        kind, include = child_filter[0], child_filter[1]
+        node = f
+        if kind == "lalr":
+            append_none = child_filter[2]
+
+            def f(children, node=node, include=include, append_none=append_none):
+                filtered = []
+                for i, to_expand, add_none in include:
+                    if add_none:
+                        filtered += [None] * add_none
+                    if to_expand:
+                        if filtered:
+                            filtered += children[i].children
+                        else:
+                            filtered = children[i].children
+                    else:
+                        filtered.append(children[i])
+                if append_none:
+                    filtered += [None] * append_none
+                return node(filtered)
+        else:
+            def f(children, node=node, include=include):
+                filtered = []
+                for i, to_expand in include:
+                    if to_expand:
+                        if filtered:
+                            filtered += children[i].children
+                        else:
+                            filtered = children[i].children
+                    else:
+                        filtered.append(children[i])
+                return node(filtered)
+    return f
 
 
 class SyntaxErrorAt(Exception):
@@ -26,7 +124,21 @@ class SyntaxErrorAt(Exception):
 
 
 class Driver:
+    @classmethod
+    def from_table(cls, table, builder) -> "Driver":
+        """From the precomputed table (module lalr_table) and the object whose methods build the
+        rules' values."""
+        self = cls.__new__(cls)
+        self.start_states = dict(table.START_STATES)
+        self.end_states = dict(table.END_STATES)
+        reduces = [(False, (origin, size, rule_callback(builder, name, expand1, child_filter)))
+                   for origin, size, name, expand1, child_filter in table.RULES]
+        self.states = {state: {sym: (True, a) if a >= 0 else reduces[-1 - a] for sym, a in row.items()}
+                       for state, row in enumerate(table.STATES)}
+        return self
+
     def __init__(self, lark_instance):
+        from lark.parsers.lalr_analysis import Shift
         lalr = lark_instance.parser.parser  # lark.parsers.lalr_parser.LALR_Parser
         table = lalr._parse_table
         callbacks = lalr.parser.callbacks

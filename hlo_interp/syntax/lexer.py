@@ -22,9 +22,6 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from lark import Token
-from lark.lexer import Lexer
-
 from ..diagnostics import HloError, SourceText
 
 MAX_NESTING = 500  # XLA's HloParserOptions max_recursion_depth
@@ -44,14 +41,35 @@ class LexInput:
         self.fast = fast  # whole-instruction tokens (FastInstr); see HloLexer._fast_instruction
 
 
-class HloToken(Token):
-    """A lark Token without line/column bookkeeping: locations are computed from start_pos only when
-    a message needs one (SourceText.line_col)."""
+class HloToken(str):
+    """A token: its text (a str), terminal name (`type`), `value` and offset (`start_pos`), the
+    interface of a lark Token without line/column bookkeeping (locations are computed from start_pos
+    only when a message needs one, SourceText.line_col) and without importing Lark."""
+    __slots__ = ("type", "value", "start_pos", "first_type", "goto")
     line = None
     column = None
     end_line = None
     end_column = None
     end_pos = None
+
+    def __new__(cls, type_: str, value, start_pos=None):
+        t = _new_str(cls, value)
+        t.type = type_
+        t.value = value
+        t.start_pos = start_pos
+        return t
+
+    def __reduce__(self):
+        return (self.__class__, (self.type, self.value, self.start_pos))
+
+    def __repr__(self) -> str:
+        return f"Token({self.type!r}, {self.value!r})"
+
+    def __deepcopy__(self, memo):
+        return HloToken(self.type, self.value, self.start_pos)
+
+
+Token = HloToken  # the parser's name for it
 
 
 def _fast_token(first_type: str, goto: str, value, pos: int) -> "HloToken":
@@ -124,8 +142,27 @@ class _Dispatch(dict):
         return pat
 
 
-class HloLexer(Lexer):
-    """Custom Lark lexer (interface 2): lex(lexer_state, parser_state) -> tokens."""
+class Pattern:
+    """A terminal's pattern: what the lexer needs of a lark PatternStr/PatternRE."""
+    __slots__ = ("type", "value", "regexp")
+
+    def __init__(self, type_: str, value: str, regexp: str):
+        self.type, self.value, self.regexp = type_, value, regexp
+
+    def to_regexp(self) -> str:
+        return self.regexp
+
+
+class Terminal:
+    __slots__ = ("name", "pattern")
+
+    def __init__(self, name: str, pattern: Pattern):
+        self.name, self.pattern = name, pattern
+
+
+class HloLexer:
+    """The lexer (Lark's custom-lexer interface 2): lex(lexer_state, parser_state) -> tokens.
+    `lexer_conf.terminals`: the grammar's terminals (name, pattern: type, value, to_regexp())."""
     __future_interface__ = 2
 
     def __init__(self, lexer_conf):
@@ -208,7 +245,7 @@ class HloLexer(Lexer):
         self.fast_sig_shapes = re.compile(shape)
         self.fast_param_names: dict[str, bool] = {}  # name -> `name: f32[]` lexes as PARAM_NAME
 
-    def lex(self, lexer_state, parser_state) -> Iterator[Token]:
+    def lex(self, lexer_state, parser_state) -> Iterator[HloToken]:
         inp: LexInput = lexer_state.text
         source = inp.source
         text = source.text

@@ -7,19 +7,39 @@ else (tuples, complex pairs, NaN payloads, comments) goes through the grammar.
 
 Values are converted the way XLA's parser does: a decimal is read as a double and then cast to the
 element type (round to nearest even); integers must fit the type's range.
+
+Dense integer, f16, f32 and f64 literals without inf/NaN are converted and printed without NumPy
+(Python ints; `struct` rounds doubles to f32/f16 as a C cast does): the ir.Literal keeps the flat
+values and makes its ndarray only when a kernel asks, so `hlo fmt` and `hlo check` never import NumPy
+for them.  Everything else goes through NumPy/ml_dtypes, imported then.
 """
 from __future__ import annotations
 
 import functools
 import math
 import re
+import struct
 from typing import Any
-
-import ml_dtypes
-import numpy as np
 
 from .. import ir
 from ..diagnostics import HloError, SourceText
+
+class _Lazy:
+    """`np` and `ml_dtypes`, imported on first use."""
+
+    def __getattr__(self, name):
+        import ml_dtypes
+        import numpy
+        g = globals()
+        g["np"], g["ml_dtypes"] = numpy, ml_dtypes
+        return getattr(g[self._name], name)
+
+    def __init__(self, name):
+        self._name = name
+
+
+np = _Lazy("np")  # replaced by the module itself on first use
+ml_dtypes = _Lazy("ml_dtypes")
 
 _SIMPLE_NUMERIC = re.compile(r"[\s{},0-9eE.+\-infa]*")
 _NUMBER = re.compile(r"-?(?:nan|inf)|[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
@@ -65,7 +85,7 @@ def parse_literal_body(body: str, offset: int, shape: ir.Shape, source: SourceTe
     stripped = body.strip()
     if stripped in ("{...}", "..."):
         return ir.Literal(shape, None)
-    if isinstance(shape, ir.ArrayShape) and shape.element_type.dtype is not None and \
+    if isinstance(shape, ir.ArrayShape) and shape.element_type.is_array_type and \
             shape.element_type.kind in ("sint", "uint", "float") and _SIMPLE_NUMERIC.fullmatch(body):
         fast = _fast_dense(body, offset, shape, source)
         if fast is not None:
@@ -80,7 +100,56 @@ def _fast_dense(body: str, offset: int, shape: ir.ArrayShape, source: SourceText
     parts = _NUMBER_SPLIT.split(compact)  # one pass: the numbers and the structure between them
     if "#".join(parts[0::2]) != _skeleton(shape.dims):
         return None  # let the grammar path report exactly where it goes wrong
+    flat = _convert_py(parts[1::2], shape.element_type, compact)
+    if flat is not None:
+        return ir.Literal.from_flat(shape, flat)
     return ir.Literal(shape, _convert(parts[1::2], shape, source, offset, compact))
+
+
+_PACK = {"f32": "f", "f16": "e"}
+
+
+def _convert_py(nums: list[str], et, compact: str):
+    """The values of a dense literal as Python numbers of the element type's value set, when that
+    takes no NumPy (integers; f16/f32/f64 without inf/NaN and without the texts that need care);
+    None otherwise, and whenever a value is refused (the NumPy path then gives the message)."""
+    kind = et.kind
+    if kind in ("sint", "uint"):
+        try:
+            vals = list(map(int, nums))
+        except ValueError:
+            return None
+        lo, hi = int_range(et)
+        if vals and (min(vals) < lo or max(vals) > hi):
+            return None
+        if et.bits == 64:  # bit-cast into the type's own range, as the array will hold them
+            vals = [v & 0xFFFFFFFFFFFFFFFF for v in vals]
+            if kind == "sint":
+                vals = [v - (1 << 64) if v >= (1 << 63) else v for v in vals]
+        return vals
+    if et.name not in ("f32", "f64", "f16") or ("-0" in compact and _NEG_ZERO_INT.search(compact)) \
+            or max(map(len, nums), default=0) >= 19:
+        return None
+    vals = list(map(float, nums))
+    if vals and max(map(abs, vals)) == math.inf and \
+            any(v in (math.inf, -math.inf) and "inf" not in t for v, t in zip(vals, nums)):
+        return None  # a decimal beyond the double range
+    code = _PACK.get(et.name)
+    if code is not None and vals:
+        fmt = f"<{len(vals)}{code}"
+        try:  # rounds as a C cast does; OverflowError when a finite value becomes infinite
+            vals = list(struct.unpack(fmt, struct.pack(fmt, *vals)))
+        except OverflowError:
+            return None
+    return vals
+
+
+def _round_to(x: float, code: str) -> float:
+    """x rounded to f32 ("f") or f16 ("e"), +/-inf when out of that range."""
+    try:
+        return struct.unpack("<" + code, struct.pack("<" + code, x))[0]
+    except OverflowError:
+        return math.copysign(math.inf, x)
 
 
 def _convert(nums: list[str], shape: ir.ArrayShape, source: SourceText, offset: int,
@@ -376,7 +445,7 @@ def format_float(v, type_name: str) -> str:
         if f == 0 and math.copysign(1, f) < 0:
             return "-0.0"
         s = _fmt_g(f, 6)
-        if np.float32(float(s)) != np.float32(f):
+        if _round_to(float(s), "f") != f:
             s = _fmt_g(f, 9)
         return s
     if type_name == "f64":
@@ -399,6 +468,13 @@ def format_float(v, type_name: str) -> str:
     if f == 0 and math.copysign(1, f) < 0:
         return "-0.0"
     s = _fmt_g(f, _MAX_DIGITS10.get(type_name, 9))
+    if type_name == "f16":
+        if _round_to(float(s), "e") != f:
+            for digits in range(_MAX_DIGITS10["f16"] + 1, 18):
+                s = _fmt_g(f, digits)
+                if _round_to(float(s), "e") == f:
+                    break
+        return s
     # XLA's max_digits10 format does not always read back to the same value (f8e8m0fnu's 2^-127);
     # then use as many digits as it takes.
     dtype = _DTYPES[type_name]
@@ -411,15 +487,18 @@ def format_float(v, type_name: str) -> str:
     return s
 
 
-_DTYPES = {name: t.dtype for name, t in _PT.items() if t.kind == "float"}
+class _FloatDtypes(dict):
+    def __missing__(self, name):
+        return self.setdefault(name, _PT[name].dtype)
 
-_NAN_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+_DTYPES = _FloatDtypes()
 
 
 def _nan_text(v, type_name: str) -> str:
     arr = np.asarray(v)
     nbytes = arr.dtype.itemsize
-    bits = int(arr.reshape(1).view(_NAN_UINT[nbytes])[0])
+    bits = int(arr.reshape(1).view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[nbytes])[0])
     sign = bits >> (nbytes * 8 - 1)
     s = "-nan" if sign else "nan"
     from ..types import PRIMITIVE_TYPES
@@ -433,7 +512,7 @@ def _nan_text(v, type_name: str) -> str:
     return s
 
 
-_F32_MAX = float(np.finfo(np.float32).max)
+_F32_MAX = 3.4028234663852886e+38  # float(np.finfo(np.float32).max)
 
 
 def _c64_part(x) -> str:
@@ -459,13 +538,25 @@ def format_element(v, et) -> str:
 
 def format_literal(lit: ir.Literal) -> str:
     """The text inside constant(...), in XLA's one-line format."""
-    if lit.value is None:
+    if lit.elided:
         return "{...}"
+    shape = lit.shape
+    flat = lit.flat
+    if flat is not None:  # Python values: no NumPy needed
+        et = shape.element_type
+        dims = shape.dims
+        rank = len(dims)
+        if rank == 0:
+            return str(flat[0]) if et.kind in ("sint", "uint") else _py_float_text(flat[0], et.name)
+        if et.kind in ("sint", "uint"):
+            strs = [str(x) for x in flat]
+        else:
+            strs = [_py_float_text(x, et.name) for x in flat]
+        return _nest(strs, dims)
     if isinstance(lit.value, tuple):
         return "( " + ", ".join(format_literal(x) for x in lit.value) + " )"
-    arr = lit.value
-    shape = lit.shape
     et = shape.element_type
+    arr = lit.value
     rank = arr.ndim
     if rank == 0:
         return format_element(arr[()], et)
@@ -477,8 +568,20 @@ def format_literal(lit: ir.Literal) -> str:
     else:
         flat = arr.reshape(-1)
         strs = [format_element(flat[i], et) for i in range(flat.size)]
+    return _nest(strs, arr.shape)
+
+
+def _py_float_text(x: float, type_name: str) -> str:
+    """format_float of a Python float; its NaNs are float()'s, the quiet NaN without payload."""
+    if x != x:
+        return "-nan" if math.copysign(1.0, x) < 0 else "nan"
+    return format_float(x, type_name)
+
+
+def _nest(strs: list[str], dims: tuple) -> str:
+    """The elements' texts in XLA's one-line nesting of braces."""
+    rank = len(dims)
     out: list[str] = []
-    dims = arr.shape
     it = iter(strs)
 
     def rec(level: int, accum: list[int]):

@@ -9,13 +9,12 @@ callbacks), metadata and int lists decoded once per distinct text (_Ctx.brace_ca
 from __future__ import annotations
 
 import functools
+import os
 import re
-from importlib import resources
-from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-from lark import Lark, Token
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from .driver import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from .lexer import Token
 
 from .. import ir
 from ..diagnostics import HloError, SourceText
@@ -27,17 +26,34 @@ from .literals import ELIDED, LitTuple, parse_literal_body
 MAX_NESTING = 500  # XLA's HloParserOptions max_recursion_depth
 
 
-def grammar_path() -> Path:
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import lark
+
+
+def _grammar_file() -> str:
     """grammar/hlo.lark: inside the installed package, or at the top of a source checkout."""
-    packaged = resources.files("hlo_interp") / "grammar" / "hlo.lark"
-    if packaged.is_file():
-        return Path(str(packaged))
-    return Path(__file__).resolve().parents[2] / "grammar" / "hlo.lark"
+    here = os.path.dirname(os.path.realpath(__file__))
+    packaged = os.path.join(os.path.dirname(here), "grammar", "hlo.lark")
+    if os.path.isfile(packaged):
+        return packaged
+    from importlib import resources
+    res = resources.files("hlo_interp") / "grammar" / "hlo.lark"
+    if res.is_file():
+        return str(res)
+    return os.path.join(os.path.dirname(os.path.dirname(here)), "grammar", "hlo.lark")
+
+
+def grammar_path() -> "Path":
+    from pathlib import Path
+    return Path(_grammar_file())
 
 
 @functools.lru_cache(maxsize=1)
 def grammar_text() -> str:
-    return grammar_path().read_text(encoding="utf-8")
+    with open(_grammar_file(), encoding="utf-8") as f:
+        return f.read()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -716,7 +732,7 @@ class _Builder:
             any_dyn = any_dyn or is_dyn
         dims_t = tuple(dims)
         if layout is None:
-            if et.dtype is not None:
+            if et.is_array_type:
                 layout = _default_layout(len(dims_t))
         elif layout.minor_to_major and len(layout.minor_to_major) != len(dims_t) or (
                 not layout.minor_to_major and dims_t and not layout.has_extras):
@@ -1004,10 +1020,18 @@ _BUILDER = _Builder()
 
 
 @functools.lru_cache(maxsize=1)
-def _lark() -> Lark:
+def _lark() -> "lark.Lark":
+    """Lark's analysis of the grammar (tools/make_lalr_table.py writes it out as lalr_table.py; the
+    parser uses it directly only while that table is stale, i.e. during grammar development)."""
+    from lark import Lark
+    from lark.lexer import Lexer
+
+    class _LarkHloLexer(_lexer.HloLexer, Lexer):
+        pass
+
     text = grammar_text()
     _lexer.set_grammar_text(text)
-    kw = dict(parser="lalr", lexer=_lexer.HloLexer, start=["hlo", "literal", "shape"],
+    kw = dict(parser="lalr", lexer=_LarkHloLexer, start=["hlo", "literal", "shape"],
               transformer=_BUILDER, maybe_placeholders=True, propagate_positions=False)
     cache = _cache_file(text)
     if cache is not None:
@@ -1016,6 +1040,18 @@ def _lark() -> Lark:
         except Exception:  # noqa: BLE001 - an unwritable or corrupt cache only costs time
             pass
     return Lark(text, **kw)
+
+
+@functools.lru_cache(maxsize=1)
+def _table():
+    """The precomputed LALR table (syntax/lalr_table.py) if it is that of the grammar file, else None."""
+    import zlib
+    from . import lalr_table
+    text = grammar_text()
+    if zlib.crc32(text.encode()) != lalr_table.GRAMMAR_CRC32 or len(text) != lalr_table.GRAMMAR_LENGTH:
+        return None
+    _lexer.set_grammar_text(text)
+    return lalr_table
 
 
 def _cache_file(grammar: str) -> Optional[str]:
@@ -1121,11 +1157,24 @@ def _parse_literal_tree(source: SourceText, start: int, end: int):
 @functools.lru_cache(maxsize=1)
 def _driver():
     from .driver import Driver
-    lk = _lark()
-    lexer = _lexer.HloLexer(lk.lexer_conf)
-    driver = Driver(lk)
+    table = _table()
+    if table is not None:
+        driver = Driver.from_table(table, _BUILDER)
+        lexer = _lexer.HloLexer(_TableTerminals(table))
+    else:  # the grammar changed since tools/make_lalr_table.py ran: Lark's analysis, as before
+        lk = _lark()
+        lexer = _lexer.HloLexer(lk.lexer_conf)
+        driver = Driver(lk)
     driver.fast_builders = {"instruction": _BUILDER.fast_instruction, "signature": _BUILDER.fast_signature}
     return driver, lexer
+
+
+class _TableTerminals:
+    """The lexer configuration (its terminals) from the precomputed table."""
+
+    def __init__(self, table):
+        self.terminals = [_lexer.Terminal(name, _lexer.Pattern(kind, value, regexp))
+                          for name, kind, value, regexp in table.TERMINALS]
 
 
 def _run(source: SourceText, start_rule: str, start: int = 0, end: int | None = None, fast: bool = False):
@@ -1207,7 +1256,9 @@ _TERMINAL_WORDS = {
 @functools.lru_cache(maxsize=1)
 def _terminal_strings() -> dict[str, str]:
     out = {}
-    for t in _lark().terminals:
+    table = _table()
+    terminals = _TableTerminals(table).terminals if table is not None else _lark().terminals
+    for t in terminals:
         if t.pattern.type == "str":
             out[t.name] = f"'{t.pattern.value}'"
     return out
