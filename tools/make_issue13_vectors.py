@@ -215,6 +215,41 @@ for T, dt, op, init in (("f32", np.float32, "add", "0"), ("bf16", ml_dtypes.bflo
   ROOT o = {T}{list(oshape)} reduce-window(p, i), window={{{win}}}, to_apply=r }}""".replace(", ", ","), xv)
 
 
+# ---- item 21: complex division, XLA's Smith algorithm and its inf/NaN corner cases
+_E = [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-30, 3e38, 2.5]
+_EV = np.array([complex(r, i) for r in _E for i in _E])
+for T, dt in (("c64", np.complex64), ("c128", np.complex128)):
+    xv = np.concatenate([np.repeat(_EV, len(_EV)), c((500,), np.complex128)]).astype(dt)
+    yv = np.concatenate([np.tile(_EV, len(_EV)), c((500,), np.complex128)]).astype(dt)
+    n = len(xv)
+    case(f"complex_divide_{T}", 21, f"""HloModule m
+ENTRY e {{ p = {T}[{n}] parameter(0)  q = {T}[{n}] parameter(1)  ROOT r = {T}[{n}] divide(p, q) }}""", xv, yv)
+
+# ---- item 11: complex power and sine/cosine by XLA's formulas; f64 erf is libm's
+_TOL = {"c64": {"rtol": 2e-6, "atol": 1e-6}, "c128": {"rtol": 1e-13, "atol": 1e-14}}
+_PE = [0, 1, -1, 2, np.inf, np.nan, 0.5]
+_PEV = np.array([complex(r, i) for r in _PE for i in _PE])
+for T, dt in (("c64", np.complex64), ("c128", np.complex128)):
+    xv = np.concatenate([rng.uniform(-3, 3, 600) + 1j * rng.uniform(-3, 3, 600),
+                         1 + 1e-4 * c((50,), np.complex128), np.repeat(_PEV, len(_PEV))]).astype(dt)
+    yv = np.concatenate([rng.uniform(-3, 3, 600) + 1j * rng.uniform(-3, 3, 600),
+                         rng.uniform(500, 3000, 50) + 0j, np.tile(_PEV, len(_PEV))]).astype(dt)
+    n = len(xv)
+    case(f"complex_power_{T}", 11, f"""HloModule m
+ENTRY e {{ p = {T}[{n}] parameter(0)  q = {T}[{n}] parameter(1)  ROOT r = {T}[{n}] power(p, q) }}""",
+         xv, yv, compare=_TOL[T])
+    z = (rng.uniform(-10, 10, 1000) + 1j * rng.uniform(-5, 5, 1000)).astype(dt)
+    for op in ("sine", "cosine"):
+        case(f"complex_{op}_{T}", 11, f"""HloModule m
+ENTRY e {{ p = {T}[1000] parameter(0)  ROOT r = {T}[1000] {op}(p) }}""", z,
+             compare={"rtol": 1e-6, "atol": 0} if T == "c64" else _TOL[T])  # NumPy's c64 sin: 5.6e-6
+_ERFX = np.concatenate([rng.standard_normal(1500), rng.uniform(-6, 6, 1500),
+                        np.exp(rng.uniform(-700, 2, 1000)) * rng.choice([-1, 1], 1000),
+                        [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-310, 5.9, 6.0, 27.0]])
+case("erf_f64_libm", 11, f"""HloModule m
+ENTRY e {{ p = f64[{len(_ERFX)}] parameter(0)  ROOT r = f64[{len(_ERFX)}] erf(p) }}""", _ERFX)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only")
