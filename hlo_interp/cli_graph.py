@@ -26,14 +26,21 @@ from .files import write_atomic
 @click.option("--expand-fusions", is_flag=True,
               help="Draw fusions as clusters of their fused instructions (HTML: open them at first). "
                    "Default: one node per fusion, labelled with its kind and fused opcodes.")
-@click.option("--max-nodes", type=click.IntRange(min=1), default=500, show_default=True, metavar="N",
+@click.option("--expand-all", is_flag=True,
+              help="HTML: open every fusion, while, conditional, call and async computation at first, "
+                   "recursively.")
+@click.option("--layout", "engine", type=click.Choice(["auto", "dot", "browser"]), default="auto",
+              show_default=True,
+              help="HTML: who lays the computations out: Graphviz 'dot' when installed (auto), or the "
+                   "page itself with its bundled dagre library (browser).")
+@click.option("--max-nodes", type=click.IntRange(min=1), default=None, metavar="N",
               help="Draw at most N nodes; beyond, keep those nearest the ROOT (or INSTR) and say how "
-                   "many were left out.")
+                   "many were left out.  Default 500 for dot/svg/png, no limit for html.")
 @click.option("--no-control-edges", is_flag=True, help="Do not draw control-predecessors edges.")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="Colors in messages.")
-def command(module, output, fmt, computation, around, depth, expand_fusions, max_nodes, no_control_edges,
-            color):
+def command(module, output, fmt, computation, around, depth, expand_fusions, expand_all, engine, max_nodes,
+            no_control_edges, color):
     """Draw a computation of an HLO module: instructions as nodes (opcode, name, short shape),
     operand -> user edges labelled with shapes, fusions collapsed or expanded, the computations called
     by while/conditional/call/reduce summarized.
@@ -41,8 +48,11 @@ def command(module, output, fmt, computation, around, depth, expand_fusions, max
     \b
     Formats (from -o's extension or --format):
       .dot   Graphviz text (pure Python)
-      .html  a self-contained page: pan (drag), zoom (wheel), hover for the full instruction,
-             click a fusion to open it in place; needs nothing installed, works offline
+      .html  a self-contained page: the whole graph fitted to the window, minimap, zoom (wheel;
+             labels appear as you zoom in), pan (drag), click a node for its text, metadata,
+             operands and users, click a fusion/while/call to open it in place; find by name,
+             opcode or op_name; #NAME in the URL selects; works offline (laid out by Graphviz
+             'dot' when installed, else in the page)
       .svg .png  rendered by Graphviz's 'dot' program (apt-get install graphviz)
 
     \b
@@ -66,11 +76,13 @@ def command(module, output, fmt, computation, around, depth, expand_fusions, max
     try:
         text, name = _read(module)
         m = parse(text, name)
+        if max_nodes is None and fmt != "html":
+            max_nodes = graph.DEFAULT_MAX_NODES
         g = graph.build(m, computation, around=around, depth=2 if depth is None else depth,
                         expand_fusions=expand_fusions and fmt != "html", max_nodes=max_nodes,
                         control_edges=not no_control_edges)
         if fmt == "html":
-            data = graph.graph_to_html(g, expand_fusions).encode("utf-8")
+            data = graph.graph_to_html(g, expand_fusions, expand_all=expand_all, engine=engine).encode("utf-8")
         else:
             dot_text = graph.graph_to_dot(g)
             data = dot_text.encode("utf-8") if fmt == "dot" else graph.run_dot(dot_text, fmt)

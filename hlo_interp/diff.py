@@ -35,7 +35,6 @@ they never count as a difference).
 from __future__ import annotations
 
 import difflib
-import html
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -266,54 +265,11 @@ class DiffResult:
             for ch in x.changes:
                 yield f"    {ch.text()}", ""
 
-    def to_html(self, *, unified: bool = False, context: int = 3) -> str:
-        """One self-contained HTML page (inline CSS, no scripts or external resources)."""
-        e = html.escape
-        s = self.summary()
-        out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-               f"<title>hlo diff: {e(self.a_name)} vs {e(self.b_name)}</title>",
-               "<style>", _CSS, "</style>", "</head>", "<body>",
-               (f"<h1>hlo diff: <span class=\"rm\">{e(self.a_name)}</span> vs "
-                f"<span class=\"ad\">{e(self.b_name)}</span></h1>"),
-               (f"<p class=\"verdict {'same' if self.same else 'diff'}\">"
-                f"{'same' if self.same else 'different'}</p>"),
-               (f"<p>modules <code>{e(self.a.name)}</code> and <code>{e(self.b.name)}</code>"
-                + (f"; ignoring {e(', '.join(sorted(self.ignore)))}" if self.ignore else "") + "</p>"),
-               "<table>", ("<tr><th></th><th>matched</th><th>renamed</th><th>added</th><th>removed</th>"
-                           "<th>changed</th><th>moved</th></tr>")]
-        for key in ("computations", "instructions"):
-            c = s[key]
-            out.append(f"<tr><th>{key}</th><td>{c['matched']}</td><td>{c['renamed']}</td>"
-                       f"<td class=\"ad\">{c['added']}</td><td class=\"rm\">{c['removed']}</td>"
-                       f"<td class=\"ch\">{c['changed']}</td><td>{c.get('moved', '')}</td></tr>")
-        out.append("</table>")
-        if self.module_changes:
-            out.append("<h2>module</h2><ul>")
-            for ch in self.module_changes:
-                out.append(f"<li class=\"ch\">{e(ch.label())}: <code>{e(_short(ch.before))}</code> &rarr; "
-                           f"<code>{e(_short(ch.after))}</code></li>")
-            out.append("</ul>")
-        for c in self.computations:
-            st = c.status
-            if st == "same":
-                continue
-            out.append(f"<details open class=\"{st}\"><summary>{e(st)} computation "
-                       f"<code>{e(c.title)}</code></summary>")
-            css = {"remove": "rm", "add": "ad", "change": "ch", "dim": "mv", "": ""}
-            rows = [("ch", f"~ {ch.text()}") for ch in c.attr_changes]
-            rows += [(css[style], line) for line, style in self._instruction_lines(c)]
-            out.append("<pre>" + "\n".join(f"<span class=\"{cls}\">{e(t)}</span>" if cls else e(t)
-                                           for cls, t in rows) + "</pre>")
-            out.append("</details>")
-        if unified:
-            out.append("<h2>unified diff</h2><pre>")
-            for line in self.unified(context=context).splitlines():
-                cls = ("ad" if line.startswith("+") else "rm" if line.startswith("-")
-                       else "hunk" if line.startswith("@@") else "")
-                out.append(f"<span class=\"{cls}\">{e(line)}</span>" if cls else e(line))
-            out.append("</pre>")
-        out += ["</body>", "</html>", ""]
-        return "\n".join(out)
+    def to_html(self, *, unified: bool = False, context: int = 3, engine: str = "auto") -> str:
+        """One self-contained HTML page: both modules' graphs side by side, added/removed/changed
+        instructions coloured, matched pairs linked, the text diff beside (see diff_html)."""
+        from .diff_html import diff_to_html
+        return diff_to_html(self, unified=unified, context=context, engine=engine)
 
     def unified(self, context: int = 3) -> str:
         """A plain unified diff of the canonical texts (ignored parts left out).  B's matched
@@ -339,15 +295,6 @@ class DiffResult:
             elif c.b is not None and c.b.name in a_comp_names:
                 comps[c.b.name] = c.b.name + ".new"
         return P._Names(comps, instrs)
-
-
-_CSS = """body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
-code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:13px}
-pre{background:#f7f7f7;padding:.6em;overflow-x:auto;white-space:pre}
-table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .7em;text-align:right}
-.ad{color:#1a7f37}.rm{color:#cf222e}.ch{color:#9a6700}.hunk{color:#0550ae}.mv{color:#6e7781}
-.verdict{font-weight:bold;font-size:1.2em}.verdict.same{color:#1a7f37}.verdict.diff{color:#cf222e}
-details{margin:.6em 0}summary{cursor:pointer;font-weight:600}"""
 
 
 def _short(s: str | None, limit: int = 200) -> str:

@@ -2,6 +2,7 @@
 (rendered by a headless browser when one is installed), --around/--depth, --max-nodes, the CLI."""
 from __future__ import annotations
 
+import html
 import json
 import re
 import shutil
@@ -15,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 import hlo_interp
-from hlo_interp import graph
+from hlo_interp import graph, graph_view
 from hlo_interp.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -244,82 +245,147 @@ def test_dot_accepts_awkward_text():
 
 
 # --------------------------------------------------------------------------------------------------
-# Layout and HTML
+# The HTML view's data: nesting, copies of constants, layouts
 
-def test_isotonic_place_keeps_order_and_gaps():
-    xs = graph._isotonic_place([10.0, 0.0, 5.0, 100.0], [20.0, 20.0, 20.0, 20.0], 10.0)
-    assert all(b - a >= 30.0 - 1e-9 for a, b in zip(xs, xs[1:]))
-    # The first three violate the order: pooled around their mean (5) with 30 apart.
-    assert xs[:3] == pytest.approx([-25.0, 5.0, 35.0]) and xs[3] == pytest.approx(100.0)
+def _html_data(page, key="graph-data"):
+    return json.loads(re.search(rf'<script type="application/json" id="{key}">(.*?)</script>', page,
+                                re.S).group(1))
 
 
-def test_layout_puts_operands_above_users_without_overlaps():
-    m = _module("grad_transformer_block.after.hlo")
-    g = graph.build(m)
-    scene = graph._SvgScene(g, "")
-    pos, sizes = scene.lay["pos"], scene.sizes
-    for e in g.edges:
-        assert pos[e.src][1] < pos[e.dst][1]
-    rows = {}
-    for nid, (x, y) in pos.items():
-        rows.setdefault(y, []).append((x - sizes[nid][0] / 2, x + sizes[nid][0] / 2))
-    for spans in rows.values():
-        spans.sort()
-        assert all(a[1] <= b[0] + 1e-6 for a, b in zip(spans, spans[1:]))
-    assert len(scene.lay["paths"]) == len(g.edges)
+def _view(name, engine="browser", expand=None, **kw):
+    m = _module(name)
+    return m, graph_view.view_model(m, graph.build(m, max_nodes=None, **kw), engine=engine, expand=expand)
 
 
-def test_layout_budget_keeps_wide_fanout_graphs_small():
-    # x feeds every one of 500 chained adds: per-layer dummies would be 125,000 bends (9 s, 8 MB).
-    lines = ["HloModule fan", "ENTRY e {", "  x = f32[8] parameter(0)", "  a0 = f32[8] negate(x)"]
-    lines += [f"  a{k} = f32[8] add(a{k - 1}, x)" for k in range(1, 400)]
-    lines += ["  ROOT r = f32[8] add(a399, x)", "}"]
-    m = hlo_interp.parse("\n".join(lines))
-    g = graph.build(m)
-    scene = graph._SvgScene(g, "")
-    bends = sum(len(p) for p in scene.lay["paths"])
-    assert 0 < bends <= max(2000, 6 * len(g.nodes))
-    assert all(scene.lay["pos"][e.src][1] < scene.lay["pos"][e.dst][1] for e in g.edges)
-    page = graph.graph_to_html(g)
-    assert len(page) < 1_000_000 and 'data-nodes="402"' in page
+def test_view_nests_every_called_computation():
+    m, V = _view("while_loop_tuple_carry.after.hlo")
+    assert V["top"] == "main.6"
+    # main.6 -> call.1 -> while.6_computation -> while.1 -> condition region_2.5, body region_0.4 -> fusions
+    calls = {n["nm"]: n["c"] for cm in V["comps"].values() for n in cm["n"] if n.get("c")}
+    assert calls["call.1"] == [["calls", "while.6_computation"]]
+    assert calls["while.1"] == [["condition", "region_2.5"], ["body", "region_0.4"]]
+    fusions = [i for i in m.computation("region_0.4").instructions if i.opcode == "fusion"]
+    assert len(fusions) == 3 and all(calls[f.name] == [["fused", f.attrs["calls"]]] for f in fusions)
+    assert set(V["comps"]) == {"main.6", "while.6_computation", "region_2.5", "region_0.4"} | \
+        {f.attrs["calls"] for c in m.computations for f in c.instructions if f.opcode == "fusion"}
+    # Collapsed, an opening node says its size and main opcodes.
+    w = next(n for n in V["comps"]["while.6_computation"]["n"] if n["nm"] == "while.1")
+    body = m.computation("region_0.4")
+    assert [t for t, s in w["l"] if s == "detail"][1].startswith(f"body: {len(body.instructions)} instr: ")
 
 
-def _html_data(page):
-    return json.loads(re.search(r'<script type="application/json" id="graph-data">(.*?)</script>', page,
-                                re.S).group(1).replace("<\\/", "</"))
+def test_constants_and_scalar_broadcasts_are_copied_next_to_each_user():
+    m, V = _view("grad_transformer_block.before.hlo")
+    comp, cm = m.entry, V["comps"][m.entry.name]
+    users = {i.name: 0 for i in comp.instructions}
+    for i in comp.instructions:
+        for o in dict.fromkeys(i.operands):
+            users[o] += sum(1 for x in i.operands if x == o)
+    by = {}
+    for n in cm["n"]:
+        by.setdefault(n["nm"], []).append(n)
+    consts = [i for i in comp.instructions if i.opcode == "constant" and users[i.name] > 1]
+    assert len(consts) == 1 and users[consts[0].name] == 20  # constant.37: 20 uses
+    for c in consts:  # one copy per use, no original
+        assert len(by[c.name]) == users[c.name] and all(n.get("dup") for n in by[c.name])
+    idx = {id(n): k for k, n in enumerate(cm["n"])}
+    outs = {}
+    for e in cm["e"]:
+        outs.setdefault(e[0], []).append(e)
+    for c in consts:
+        assert all(len(outs[idx[id(n)]]) == 1 for n in by[c.name])
+    bcast = [i for i in comp.instructions if i.opcode == "broadcast" and users[i.name] > 1
+             and not comp.instruction(i.operands[0]).shape.dims]
+    assert bcast and all(len(by[b.name]) == users[b.name] for b in bcast)
+    # Every use is still an edge; each broadcast copy has its own operand edge.
+    assert sum(1 for e in cm["e"] if not e[3]) == sum(len(i.operands) for i in comp.instructions) + \
+        sum(users[b.name] - 1 for b in bcast)
+
+
+@needs_dot
+def test_dot_layout_parameters_top_root_bottom_no_overlaps():
+    m, V = _view("grad_transformer_block.before.hlo", engine="dot")
+    assert V["dot"]["laid_out"] == len(V["comps"]) and V["dot"]["left_to_browser"] == 0
+    cm = V["comps"][m.entry.name]
+    L = cm["L"][0]
+    assert L["engine"] == "dot" and L["open"] == []
+    ys = L["y"]
+    params = [k for k, n in enumerate(cm["n"]) if n["o"] == "parameter"]
+    root = next(k for k, n in enumerate(cm["n"]) if n.get("r"))
+    assert len(params) == sum(1 for i in m.entry.instructions if i.opcode == "parameter")
+    assert all(ys[k] == min(ys) for k in params) and ys[root] == max(ys)
+    boxes = [(L["x"][k] - n["w"] / 2, L["y"][k] - n["h"] / 2, L["x"][k] + n["w"] / 2, L["y"][k] + n["h"] / 2)
+             for k, n in enumerate(cm["n"])]
+    assert _overlaps(boxes) == []
+    for e, p in zip(cm["e"], L["p"]):  # operands above users; every edge routed
+        assert ys[e[0]] < ys[e[1]] and len(p) >= 8
+
+
+def _overlaps(boxes, tol=0.5):
+    out = []
+    order = sorted(range(len(boxes)), key=lambda k: boxes[k][0])
+    active = []
+    for k in order:
+        x0, y0, x1, y1 = boxes[k]
+        active = [j for j in active if boxes[j][2] > x0 + tol]
+        for j in active:
+            if boxes[j][1] < y1 - tol and y0 < boxes[j][3] - tol:
+                out.append((j, k))
+        active.append(k)
+    return out
+
+
+@needs_dot
+def test_dot_lays_out_the_opened_state_with_frame_sizes():
+    m, V = _view("grad_cnn.after.hlo", engine="dot", expand="fusion")
+    cm = V["comps"][m.entry.name]
+    assert len(cm["L"]) == 2
+    opened = cm["L"][1]
+    fusions = [k for k, n in enumerate(cm["n"]) if n["o"] == "fusion"]
+    assert opened["open"] == fusions and len(fusions) == 30
+    for k in fusions:  # each opened fusion's box is its frame: the fused computation's own layout + margins
+        n = cm["n"][k]
+        inner = V["comps"][n["c"][0][1]]["L"][0]
+        w, h = opened["sz"][str(k)]
+        assert w >= inner["W"] and h == pytest.approx(inner["H"] + 26 + 16 + 12)
+        assert w == pytest.approx(graph_view.frame_size(n, [(f"fused: {n['c'][0][1]}", (inner["W"], inner["H"]))])[0])
 
 
 def test_html_is_self_contained():
     m = _module("grad_transformer_block.after.hlo")
-    page = graph.to_html(m)
+    page = graph.to_html(m, engine="browser")
     assert page.startswith("<!DOCTYPE html>")
     assert re.findall(r"https?://[^\s\"'<>]+", page) == ["http://www.w3.org/2000/svg"]  # the SVG namespace
     assert "<link" not in page and not re.search(r"<script[^>]*\bsrc=", page) and "@import" not in page
-    data = _html_data(page)
-    main = [k for k in data["main"]]
-    assert len(main) == 67 and len(data["edges"]) == 149
-    assert len(data["fusions"]) == 49
+    assert "@dagrejs/dagre 3.1.3 (npm), MIT license" in page  # the bundled layout engine, named
+    assert (Path(graph_view.__file__).parent / "assets" / "dagre.LICENSE").read_text().startswith("Copyright")
+    V = _html_data(page)
+    main = V["comps"][V["top"]]
+    dups = [n for n in main["n"] if n.get("dup")]  # a constant used 4 times: 4 copies
+    assert len(dups) == 4 and len({n["nm"] for n in dups}) == 1
+    assert len(main["n"]) == 67 + 3 and sum(1 for e in main["e"] if not e[3]) == 149
+    assert len(V["comps"]) == 1 + 49  # each fusion's computation, laid out in the page when opened
     assert 'data-nodes="67"' in page
-    assert len(re.findall(r'<g class="node[ "][^>]*id="n\d+"', page)) == 67
-    # Hover text is the full instruction.
-    assert data["nodes"]["n0"]["t"].startswith("%")
-    # Each fusion body is laid out, hidden until opened.
-    assert page.count('<g class="body" id="body-') == 49
+    n0 = main["n"][0]
+    assert n0["t"].startswith("%") and n0["on"] and n0["sh"]
 
 
-def test_html_expanded_and_around():
-    m = _module("fori_loop_static.after.hlo")
-    page = graph.to_html(m, "region_0.2.clone.clone.clone", expand_fusions=True)
-    data = _html_data(page)
-    assert data["expand"] is True and len(data["fusions"]) == 2
-    f = data["fusions"]["n5"]  # multiply_add_fusion: operands param 0 and 1 drawn inside
-    assert set(f["params"]) == {"0", "1"}
-    page2 = graph.to_html(hlo_interp.parse(CHAIN), around="c", depth=1)
-    assert 'data-nodes="3"' in page2 and "around c (depth 1)" in page2
+def test_html_around_and_max_nodes():
+    page = graph.to_html(hlo_interp.parse(CHAIN), around="c", depth=1, engine="browser")
+    assert 'data-nodes="3"' in page and "around c (depth 1)" in page
+    m = _module("grad_transformer_block.after.hlo")
+    V = _html_data(graph.to_html(m, max_nodes=10, engine="browser"))
+    assert len(V["comps"][V["top"]]["n"]) == 10
+
+
+def test_metadata_source_line_from_stack_frames():
+    m, V = _view("grad_cnn.after.hlo")
+    srcs = [n.get("src") for cm in V["comps"].values() for n in cm["n"]]
+    assert any(s and re.search(r"\.py:\d+", s) for s in srcs)
 
 
 # --------------------------------------------------------------------------------------------------
-# The headless browser renders the page
+# The headless browser renders the pages: whole graph fitted at load, labels apart at 1:1
 
 def _png_pixels(data: bytes) -> np.ndarray:
     """Decode an 8-bit RGB/RGBA PNG (what Chromium writes) to an (h, w, c) array."""
@@ -366,43 +432,156 @@ def _png_pixels(data: bytes) -> np.ndarray:
     return out.reshape(h, w, bpp)[:, :, :3]
 
 
-def _browser(args, tmp_path):
-    cmd = [BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-           "--disable-component-update", "--disable-sync", "--no-first-run",
-           f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1200,800"] + args
-    return subprocess.run(cmd, capture_output=True, timeout=120)
+def _browser(args, tmp_path, size=(1200, 800)):
+    prof = tmp_path / f"profile{len(list(tmp_path.iterdir()))}"
+    cmd = [BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+           f"--user-data-dir={prof}", f"--window-size={size[0]},{size[1]}"] + args
+    return subprocess.run(cmd, capture_output=True, timeout=180)
 
 
-@needs_browser
-def test_browser_renders_the_html(tmp_path):
-    m = _module("fori_loop_static.after.hlo")
-    page = tmp_path / "g.html"
-    page.write_text(graph.to_html(m, "region_0.2.clone.clone.clone"))
-    shot = tmp_path / "g.png"
-    _browser([f"--screenshot={shot}", page.as_uri()], tmp_path)
+# The test's own measurement, appended to the page (not the page's opinion of itself): the fitted
+# graph's box against each pane's box and the window, no scrolling; then every viewer at 1:1 and
+# the bounding boxes of the visible nodes' label text, pairwise.
+_MEASURE = r"""<script>(function(){
+var out={panes:[]};
+var vs=window.hloViewers||[window.hloViewer];
+vs.forEach(function(v){var s=v.svg.getBoundingClientRect(),g=v.vp.getBoundingClientRect();
+ out.panes.push({view:[s.left,s.top,s.right,s.bottom],graph:[g.left,g.top,g.right,g.bottom],S:v.S,
+  open:+v.svg.getAttribute('data-open'),low:v.svg.classList.contains('low')});});
+out.scroll=[document.documentElement.scrollWidth,document.documentElement.scrollHeight,innerWidth,innerHeight];
+out.ready=document.body.getAttribute('data-ready');
+out.ms=+document.body.getAttribute('data-load-ms');
+vs.forEach(function(v){v.S=1;v.TX=0;v.TY=0;v.apply();});
+out.labels=0;out.overlaps=0;out.example=null;
+vs.forEach(function(v){var boxes=[];
+v.svg.querySelectorAll('.node').forEach(function(n){var l=n.querySelector('g.lab');if(!l)return;
+ var r=l.getBoundingClientRect();if(r.width>0&&r.height>0)boxes.push([r.left,r.top,r.right,r.bottom]);});
+out.labels+=boxes.length;
+var order=boxes.map(function(b,i){return i;}).sort(function(a,b){return boxes[a][0]-boxes[b][0];}),act=[];
+order.forEach(function(k){var b=boxes[k];act=act.filter(function(j){return boxes[j][2]>b[0]+0.5;});
+ act.forEach(function(j){var c=boxes[j];if(c[1]<b[3]-0.5&&b[1]<c[3]-0.5){out.overlaps++;if(!out.example)out.example=[c,b];}});
+ act.push(k);});});
+out.hidden_text=0;
+document.querySelectorAll('.node text').forEach(function(t){if(getComputedStyle(t).display==='none')out.hidden_text++;});
+var p=document.createElement('pre');p.id='measure';p.textContent=JSON.stringify(out);document.body.appendChild(p);
+})();</script>"""
+
+
+def _measure(page: str, tmp_path, size=(1200, 800), hash=""):
+    f = tmp_path / f"m{len(list(tmp_path.iterdir()))}.html"
+    f.write_text(page.replace("</body></html>", _MEASURE + "</body></html>"))
+    dom = _browser(["--dump-dom", f.as_uri() + hash], tmp_path, size).stdout.decode()
+    return json.loads(html.unescape(re.search(r'<pre id="measure">(.*?)</pre>', dom, re.S).group(1)))
+
+
+def _check_fitted(r, min_scale=None):
+    assert r["ready"] == "1"
+    sw, sh, iw, ih = r["scroll"]
+    assert sw <= iw and sh <= ih  # no scrolling
+    for p in r["panes"]:
+        v, g = p["view"], p["graph"]
+        assert v[0] - 1 <= g[0] and g[2] <= v[2] + 1 and v[1] - 1 <= g[1] and g[3] <= v[3] + 1, p
+        # and it fills the pane along one side (fitted, not just small)
+        assert max((g[2] - g[0]) / (v[2] - v[0]), (g[3] - g[1]) / (v[3] - v[1])) > 0.85, p
+    assert r["labels"] > 0 and r["overlaps"] == 0, r["example"]
+
+
+def _screenshot(page: str, tmp_path, size=(1200, 800)):
+    f = tmp_path / f"s{len(list(tmp_path.iterdir()))}.html"
+    f.write_text(page)
+    shot = tmp_path / "shot.png"
+    _browser([f"--screenshot={shot}", f.as_uri()], tmp_path, size)
     px = _png_pixels(shot.read_bytes())
-    assert px.shape == (800, 1200, 3)
-    colors = np.unique(px.reshape(-1, 3), axis=0)
-    assert len(colors) > 50  # text, fills, edges: not a blank page
-    background = (px == px[400, 1199]).all(axis=2)
-    assert 0.02 < 1 - background.mean() < 0.9
-    # Parameter fill (#d9f2d0) and fusion fill (#dbe9fb) are on screen.
-    for rgb in ((0xd9, 0xf2, 0xd0), (0xdb, 0xe9, 0xfb)):
-        assert (px == rgb).all(axis=2).sum() > 200, rgb
+    assert px.shape == (size[1], size[0], 3)
+    return px
+
+
+def _colour_px(px, hexcolour):
+    rgb = tuple(int(hexcolour[k:k + 2], 16) for k in (1, 3, 5))
+    return int((px == rgb).all(axis=2).sum())
 
 
 @needs_browser
-def test_browser_dom_after_script(tmp_path):
-    m = _module("grad_transformer_block.after.hlo")
-    page = tmp_path / "g.html"
-    page.write_text(graph.to_html(m, expand_fusions=True))
-    dom = _browser(["--dump-dom", page.as_uri()], tmp_path).stdout.decode()
-    body = re.search(r"<body[^>]*>", dom).group(0)
-    assert 'data-ready="1"' in body  # the script ran to its end
-    assert 'data-open="49"' in body  # every fusion opened in place
-    assert len(re.findall(r'<g class="node[ "][^>]*id="n\d+"', dom)) == 67
-    # Opened fusions are shown, their collapsed nodes hidden.
-    assert len(re.findall(r'<g class="body" id="body-n\d+"[^>]*style="display: none', dom)) == 0
+@pytest.mark.parametrize("engine", ["dot", "browser"])
+@pytest.mark.parametrize("size", [(1200, 800), (640, 1000)])
+def test_browser_transformer_whole_graph_at_load(tmp_path, engine, size):
+    if engine == "dot" and DOT is None:
+        pytest.skip("Graphviz 'dot' is not installed")
+    m = _module("grad_transformer_block.before.hlo")
+    page = graph.to_html(m, engine=engine)
+    r = _measure(page, tmp_path, size)
+    _check_fitted(r)
+    assert r["panes"][0]["low"] and r["panes"][0]["S"] < 0.4  # an overview: opcode-coloured blocks
+    assert r["labels"] >= 241  # every node's label measured at 1:1
+    px = _screenshot(page, tmp_path, size)
+    assert _colour_px(px, "#3fa34d") > 50  # parameter blocks (low zoom colours)
+    assert _colour_px(px, "#e07b22") + _colour_px(px, "#8a55c7") > 50  # reduce / dot blocks
+
+
+@needs_browser
+def test_browser_cnn_with_fusions_expanded(tmp_path):
+    m = _module("grad_cnn.after.hlo")
+    page = graph.to_html(m, expand_fusions=True)
+    r = _measure(page, tmp_path)
+    _check_fitted(r)
+    assert r["panes"][0]["open"] == 30
+    px = _screenshot(page, tmp_path)
+    assert _colour_px(px, "#eef4fd") > 2000  # the opened fusions' frames
+
+
+@needs_browser
+def test_browser_while_with_body_expanded(tmp_path):
+    m = _module("while_loop_tuple_carry.after.hlo")
+    page = graph.to_html(m, expand_all=True)
+    r = _measure(page, tmp_path)
+    _check_fitted(r)
+    # main's fusion, call.1, while.1, the 3 fusions of the body and the 1 of the condition (region_2.5)
+    assert r["panes"][0]["open"] == 1 + 2 + 3 + 1
+    px = _screenshot(page, tmp_path)
+    for frame in ("#eef4fd", "#f3eefc", "#eefaf0"):  # nesting depths 0, 1, 2
+        assert _colour_px(px, frame) > 1000, frame
+
+
+@needs_browser
+def test_browser_url_fragment_selects_and_reveals(tmp_path):
+    m = _module("while_loop_tuple_carry.after.hlo")
+    body = m.computation("region_0.4")
+    fused = next(i for i in body.instructions if i.opcode == "fusion")
+    inner = m.computation(fused.attrs["calls"]).root.name
+    page = graph.to_html(m)
+    f = tmp_path / "g.html"
+    f.write_text(page)
+    dom = _browser(["--dump-dom", f.as_uri() + f"#{fused.attrs['calls']}/{inner}"], tmp_path).stdout.decode()
+    # The callers were opened down to the fused computation, the node selected, its text shown.
+    assert re.search(r'<g class="node[^"]*\bsel\b[^"]*"', dom)
+    assert re.search(r'data-open="3"', dom)  # call.1, while.1, the fusion
+    assert f"<b>%{inner}</b> in {fused.attrs['calls']}" in dom
+
+
+@needs_browser
+def test_browser_diff_page(tmp_path):
+    from hlo_interp import diff
+    a, b = (ROOT / "tests" / "data" / "diff" / f"fusion.{s}.hlo" for s in "ab")
+    res = diff.diff_modules(hlo_interp.parse(a.read_text()), hlo_interp.parse(b.read_text()), a_name="a", b_name="b")
+    page = res.to_html()
+    D = _html_data(page, "diff-data")
+    st = {n.get("ds") for s in "AB" for cm in D[s]["comps"].values() for n in cm["n"]}
+    assert {"add", "rm", "ch"} <= st
+    r = _measure(page, tmp_path, (1400, 800))
+    assert len(r["panes"]) == 2
+    _check_fitted(r)
+    px = _screenshot(page, tmp_path, (1400, 800))
+    for fill in ("#c9f0d1", "#fdf0c2"):  # added and changed nodes on screen
+        assert _colour_px(px, fill) > 300, fill
+    # Selecting a node selects its match on the other side.
+    f = tmp_path / "d.html"
+    f.write_text(page)
+    pair = next((x, y) for c in res.computations if c.a is not None and c.b is not None and c.a.is_entry
+                for x, y in c.pairs if x != y)
+    dom = _browser(["--dump-dom", f.as_uri() + f"#A:{pair[0]}"], tmp_path, (1400, 800)).stdout.decode()
+    assert f"matched with <b>%{pair[1]}</b> in B" in dom
+    assert len(re.findall(r'class="node[^"]*\blinked\b', dom)) == 1
 
 
 # --------------------------------------------------------------------------------------------------
@@ -422,9 +601,9 @@ def test_cli_dot_to_stdout_and_files(tmp_path):
     assert r.exit_code == 0
     assert "wrote" in r.output and "15 nodes, 17 edges, 2 fusion clusters" in r.output
     assert out.read_text().count("subgraph cluster_") == 2
-    html = tmp_path / "g.html"
-    assert _run([src, "-o", str(html)]).exit_code == 0
-    assert 'data-nodes="7"' in html.read_text()
+    page = tmp_path / "g.html"
+    assert _run([src, "-o", str(page)]).exit_code == 0
+    assert 'data-nodes="7"' in page.read_text()
     r = _run(["-", "--format", "html"], input=CHAIN)
     assert r.exit_code == 0 and r.output.startswith("<!DOCTYPE html>") and 'data-nodes="6"' in r.output
     r = _run(["-", "--around", "c", "--depth", "1"], input=CHAIN)
