@@ -1,7 +1,7 @@
 # Developer shortcuts.  The README's commands are the reference; these wrap them.
 PY ?= python3
 
-.PHONY: install dev test corpus golden xla-check xla-verify bench bench-run bench-check lint clean
+.PHONY: install dev test corpus golden xla-check xla-verify bench bench-run bench-check bench-table lint clean
 
 install:            ## install the package (what a user does)
 	pip install .
@@ -32,6 +32,9 @@ bench-run:          ## hlo-run vs hand-written NumPy vs XLA:CPU (needs jax)
 
 bench-check:        ## hlo check throughput, -j 1 vs -j 2
 	$(PY) bench/check.py
+
+bench-table:        ## issue 16's table: start-up, hlo-run vs NumPy, check/info vs fmt, fmt vs XLA's parser
+	$(PY) bench/table.py $(if $(BASE),--base $(BASE))
 
 lint:               ## static checks (pip install ruff)
 	$(PY) -m ruff check hlo_interp tests tools bench

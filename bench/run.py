@@ -9,6 +9,10 @@ Programs (written in JAX; their HLO text is what hlo_interp runs):
   transformer  2 pre-LN transformer blocks, seq 128, d_model 256, 4 heads, MLP 1024, gelu(tanh)
   train        one SGD step of the MLP with softmax cross-entropy (forward + backward + update)
   loop         a 10,000-iteration fori_loop of small vector work (f32[16])
+  sort_gather  argsort of f32[65536] keys, then gather of f32[65536,4] rows in that order
+  bf16_matmul  bf16[512,512] x bf16[512,512] (ml_dtypes.bfloat16; f32 accumulation, bf16 result)
+  cnn          CNN forward, batch 32, 32x32x3 images: 3x3 conv (16 ch, SAME) + relu, 2x2 average
+               pool, dense to 10
   cnn_train    one SGD step of a CNN (tools/jax_models.py; the golden case models/cnn_train_step_f32
                at batch 32, 16x16x3 images, 16 channels): conv, max/avg pooling, batch norm, dense,
                softmax cross-entropy, value_and_grad
@@ -85,6 +89,14 @@ def make_inputs(model: str) -> list[np.ndarray]:
         return out
     if model == "loop":
         return [rs.randn(16).astype(np.float32), rs.randn(16).astype(np.float32)]
+    if model == "sort_gather":
+        return [rs.randn(65536).astype(np.float32), rs.randn(65536, 4).astype(np.float32)]
+    if model == "bf16_matmul":
+        import ml_dtypes
+        return [rs.randn(512, 512).astype(ml_dtypes.bfloat16), rs.randn(512, 512).astype(ml_dtypes.bfloat16)]
+    if model == "cnn":
+        return [rs.randn(32, 32, 32, 3).astype(np.float32), (rs.randn(3, 3, 3, 16) / 5).astype(np.float32),
+                b(16), w(16 * 16 * 16, 10), b(10)]
     if model in JAX_MODELS:
         return JAX_MODELS[model]()[1]
     raise ValueError(model)
@@ -180,7 +192,26 @@ def np_loop(x, c):
     return x
 
 
-NUMPY = {"mlp": np_mlp, "train": np_train, "transformer": np_transformer, "loop": np_loop}
+def np_sort_gather(x, y):
+    return y[np.argsort(x, kind="stable")]
+
+
+def np_bf16_matmul(a, b):
+    return (a.astype(np.float32) @ b.astype(np.float32)).astype(a.dtype)
+
+
+def np_cnn(x, k, bk, w, bw):
+    n, h, wd, c = x.shape
+    xp = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
+    win = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(1, 2))  # n,h,w,c,3,3
+    y = np.einsum("nhwcij,ijco->nhwo", win, k, optimize=True) + bk
+    y = np.maximum(y, 0)
+    y = y.reshape(n, h // 2, 2, wd // 2, 2, -1).mean(axis=(2, 4), dtype=np.float32)
+    return y.reshape(n, -1) @ w + bw
+
+
+NUMPY = {"mlp": np_mlp, "train": np_train, "transformer": np_transformer, "loop": np_loop,
+         "sort_gather": np_sort_gather, "bf16_matmul": np_bf16_matmul, "cnn": np_cnn}
 
 # --------------------------------------------------------------------------------------------------
 # JAX versions (dev-only)
@@ -227,7 +258,21 @@ def jax_fn(model: str):
     def loop(x, c):
         return jax.lax.fori_loop(0, LOOP_ITERS, lambda i, x: jnp.sin(x) * 0.5 + x * 0.9 + c * 0.01, x)
 
-    return {"mlp": mlp, "train": train, "transformer": transformer, "loop": loop}[model]
+    def sort_gather(x, y):
+        return jnp.take(y, jnp.argsort(x, stable=True), axis=0)
+
+    def bf16_matmul(a, b):
+        return jnp.dot(a, b, preferred_element_type=jnp.float32).astype(jnp.bfloat16)
+
+    def cnn(x, k, bk, w, bw):
+        y = jax.lax.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")) + bk
+        y = jax.nn.relu(y)
+        n, h, wd, c = y.shape
+        y = y.reshape(n, h // 2, 2, wd // 2, 2, c).mean(axis=(2, 4))
+        return y.reshape(n, -1) @ w + bw
+
+    return {"mlp": mlp, "train": train, "transformer": transformer, "loop": loop, "sort_gather": sort_gather,
+            "bf16_matmul": bf16_matmul, "cnn": cnn}[model]
 
 
 def hlo_text(model: str, inputs, after: bool) -> str:
