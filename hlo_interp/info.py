@@ -191,6 +191,12 @@ _SEQUENTIAL = {"entry", "while-body", "while-condition", "conditional-branch", "
 
 def _callees(ins: ir.Instruction):
     """(attribute, computation name, role) for every computation `ins` calls."""
+    if ins.attrs.keys().isdisjoint(_ROLE_BY_ATTR):
+        return ()  # most instructions call nothing: no generator to start
+    return list(_callees_of(ins))
+
+
+def _callees_of(ins: ir.Instruction):
     base = ins.opcode
     for attr, role in _ROLE_BY_ATTR.items():
         v = ins.attrs.get(attr)
@@ -296,6 +302,27 @@ def _elements_recursive(shape) -> int:
     return sum(_elements(s) for s in layout.leaf_shapes(shape) if isinstance(s, ir.ArrayShape))
 
 
+def _by_shape(fn):
+    """fn(shape), remembered per shape object: the parser hands the same object to every instruction
+    written with the same shape text, and a module repeats a few shapes thousands of times.  (By
+    identity: hashing a shape dataclass costs about as much as the functions cached here.)"""
+    cache: dict = {}
+
+    def cached(shape):
+        got = cache.get(id(shape))
+        if got is not None and got[0] is shape:
+            return got[1]
+        if len(cache) > 65536:
+            cache.clear()
+        v = fn(shape)
+        cache[id(shape)] = (shape, v)  # holding the shape keeps its id from being reused
+        return v
+    cached.__doc__ = fn.__doc__
+    cached.__wrapped__ = fn
+    return cached
+
+
+@_by_shape
 def shape_size(shape) -> int:
     """XLA's shape size for costs (ShapeUtil::ByteSizeOf with 8-byte pointers): elements x element
     size (E(n) packing counts; tiles do not), a tuple its index table, a token 0, opaque a pointer."""
@@ -758,7 +785,8 @@ class _PeakLive:
         for i, ins in enumerate(comp.instructions):
             for o in ins.operands:
                 for b in owners.get(o, ()):
-                    last[b] = max(last[b], i)
+                    if last[b] < i:
+                        last[b] = i
             op = ins.opcode
             if op == "parameter":
                 leaves = _buffer_leaves(ins) if with_parameters else []
@@ -800,17 +828,25 @@ class _PeakLive:
         live: dict[int, int] = {}
         peaks: dict[int, int] = {}
         peak_total = 0
+        live_total = 0
         for i in range(n + 1):
-            for sp, v in delta.get(i, {}).items():
-                live[sp] = live.get(sp, 0) + v
-            extra, extra_total = transient.get(i, ({}, 0))
+            d = delta.get(i)
+            ex = transient.get(i)
+            if not d and ex is None:
+                continue  # nothing changed since the last step: no new peak
+            if d:
+                for sp, v in d.items():
+                    live[sp] = live.get(sp, 0) + v
+                    live_total += v
+            extra, extra_total = ex if ex is not None else ({}, 0)
             for sp in set(live) | set(extra):
                 peaks[sp] = max(peaks.get(sp, 0), live.get(sp, 0) + extra.get(sp, 0))
-            peak_total = max(peak_total, sum(live.values()) + extra_total)
+            peak_total = max(peak_total, live_total + extra_total)
         self.memo[key] = (peaks, peak_total)
         return peaks, peak_total
 
 
+@_by_shape
 def _shape_text(shape) -> str:
     from .syntax.printer import shape_text
     return shape_text(shape)
@@ -824,15 +860,28 @@ def _value(name: str, shape, number: int | None = None) -> Value:
 
 
 def _physical(s: ir.ArrayShape, ins: ir.Instruction) -> int:
+    return _physical_bytes(s)
+
+
+@_by_shape
+def _physical_bytes(s: ir.ArrayShape) -> int:
     if s.layout is not None and s.layout.physical_shape is not None:
         return layout.physical_bytes(s.layout.physical_shape)  # P(shape): the buffer's own shape
     return layout.physical_bytes(s)
+
+
+_logical_bytes = _by_shape(layout.logical_bytes)
 
 
 # --------------------------------------------------------------------------------------------------
 
 def module_info(module: ir.Module, computation: str | None = None) -> ModuleInfo:
     """Everything `hlo info` shows, for the entry computation or the named one."""
+    with ir.gc_paused():
+        return _module_info(module, computation)
+
+
+def _module_info(module: ir.Module, computation: str | None) -> ModuleInfo:
     mod = _Module(module)
     if computation is not None and computation not in mod.comps:
         names = ", ".join(c.name for c in module.computations[:20])
@@ -883,7 +932,7 @@ def module_info(module: ir.Module, computation: str | None = None) -> ModuleInfo
             if not leaves:
                 continue
             phys = [_physical(s, ins) for s in leaves]
-            logi = [layout.logical_bytes(s) for s in leaves]
+            logi = [_logical_bytes(s) for s in leaves]
             ms = [layout.memory_space(s) for s in leaves]
             for s, p, lg in zip(ms, phys, logi):
                 t = spaces.setdefault(s, [0, 0, 0])

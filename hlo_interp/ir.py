@@ -518,3 +518,21 @@ class Module:
     def __str__(self):
         from .syntax.printer import to_text
         return to_text(self)
+
+
+class gc_paused:
+    """`with gc_paused():` -- the cyclic garbage collector off for a pass over the IR that allocates
+    much and frees little (the verifier, the analyses of `hlo info`): each collection would walk every
+    object of the module (millions for a 100k-instruction module), and nothing cyclic is freed anyway."""
+
+    def __enter__(self):
+        import gc
+        self._was = gc.isenabled()
+        gc.disable()
+        return self
+
+    def __exit__(self, *exc):
+        if self._was:
+            import gc
+            gc.enable()
+        return False

@@ -593,8 +593,8 @@ class _Checker:
             self.add("E100", f"unknown opcode '{opcode}'", ins.loc, comp, ins)
         # attributes
         specs, _ = schema_for(opcode)
-        allowed = [s.name for s in specs] + [s.name for s in COMMON_ATTRS]
         for a in ins.unknown_attrs:
+            allowed = [s.name for s in specs] + [s.name for s in COMMON_ATTRS]
             if known:
                 msg = f"unexpected attribute {a} for {opcode}; allowed: {', '.join(sorted(allowed))}"
             else:
@@ -1491,7 +1491,8 @@ def check(module: ir.Module, *, ignore: Iterable[str] = (), notes: bool = True,
     within each kind of check.  `ignore`: codes to drop; `notes`: keep severity-note findings;
     `shapes`: run the shape rules (declared vs inferred)."""
     infer_fn, compat, shape_error = _load_infer() if shapes else (None, _compatible_local, None)
-    findings = _Checker(module, infer_fn, compat, shape_error, filename).run()
+    with ir.gc_paused():
+        findings = _Checker(module, infer_fn, compat, shape_error, filename).run()
     skip = {c.strip().upper() for c in ignore if c and c.strip()}
     names = {v[0]: k for k, v in CODES.items()}
     skip |= {names[c.lower()] for c in list(skip) if c.lower() in names}
