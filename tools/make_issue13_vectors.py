@@ -250,6 +250,31 @@ case("erf_f64_libm", 11, f"""HloModule m
 ENTRY e {{ p = f64[{len(_ERFX)}] parameter(0)  ROOT r = f64[{len(_ERFX)}] erf(p) }}""", _ERFX)
 
 
+# ---- item 16: custom-call targets XLA:CPU runs as identities, and Qr
+for tgt, extra in (("MoveToHost", ""), ("MoveToDevice", ""),
+                   ("ShardBarrierFrom", ", custom_call_has_side_effect=true"),
+                   ("ShardBarrierTo", ", custom_call_has_side_effect=true"),
+                   ("annotate_device_placement", ', frontend_attributes={_xla_buffer_placement="pinned_host"}'),
+                   ("LayoutConstraint", ""), ("SetBound", ", literal=s32[] 1")):
+    case(f"custom_call_{tgt}", 16, f"""HloModule m
+ENTRY e {{ p = f32[2,3] parameter(0)  n = f32[2,3] negate(p)
+  c = f32[2,3] custom-call(n), custom_call_target="{tgt}"{extra}
+  ROOT r = f32[2,3] add(c, p) }}""", f((2, 3), np.float32))
+case("custom_call_LayoutConstraint_layout", 16, """HloModule m
+ENTRY e { input = f32[6,4,3]{2,1,0} parameter(0)
+  ROOT output = f32[6,4,3]{0,1,2} custom-call(input), custom_call_target="LayoutConstraint" }""", f((6, 4, 3), np.float32))
+case("custom_call_ShardBarrierFrom_tuple", 16, """HloModule m
+ENTRY e { a = f32[2,3] parameter(0)  b = f32[3] parameter(1)  t = (f32[2,3], f32[3]) tuple(a, b)
+  s = (f32[2,3], f32[3]) custom-call(t), custom_call_target="ShardBarrierFrom", custom_call_has_side_effect=true
+  g = f32[3] get-tuple-element(s), index=1
+  ROOT r = f32[3] negate(g) }""", f((2, 3), np.float32), f((3,), np.float32))
+for T, dt in (("f32", np.float32), ("f64", np.float64)):
+    case(f"custom_call_Qr_{T}", 16, f"""HloModule m
+ENTRY e {{ p = {T}[2,5,3] parameter(0)
+  ROOT r = ({T}[2,5,3], {T}[2,3]) custom-call(p), custom_call_target="Qr" }}""", f((2, 5, 3), dt),
+         compare={"rtol": 1e-5, "atol": 1e-5} if T == "f32" else {"rtol": 1e-12, "atol": 1e-12})
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only")

@@ -33,7 +33,10 @@ Built-in targets (on one device):
   * SliceToDynamic / PadToStatic (XLA's dynamic padder): between static arrays and dynamic ones.
   * the cuDNN convolutions of XLA:GPU dumps: __cudnn$convForward, __cudnn$convBackwardInput,
     __cudnn$convBackwardFilter, __cudnn$convBiasActivationForward (see _t_cudnn_conv).
-Everything else (e.g. TPU's Qr/Eigh) is unknown.  This module also holds the kernel of the scaled-dot
+  * identities on XLA:CPU: MoveToHost, MoveToDevice, ShardBarrierFrom/To, annotate_device_placement,
+    LayoutConstraint, SetBound; AllocateBuffer (zeros: XLA leaves it uninitialized); GetRngSeed (a u64
+    from the module's rng counter: XLA's differs every run); Qr (LAPACK ?geqrf's packed result).
+Everything else (e.g. TPU's Eigh, __onednn$layernorm) is unknown.  This module also holds the kernel of the scaled-dot
 opcode (XLA's ScaledDotRewriter lowering; see _k_scaled_dot), which belongs with ops/dot.py.  (shard_map's xla.sdy.GlobalToLocalShape / LocalToGlobalShape are rewritten by
 hlo_interp/spmd.py before a multi-device run.)
 """
@@ -262,6 +265,91 @@ def _t_sharding(ins, ctx):
     def run(x):
         return x
     run.inline = lambda args: args[0]
+    return run
+
+
+# --------------------------------------------------------------------------------------------------
+# identities on XLA:CPU: host offloading, shard barriers, placement and layout annotations, SetBound
+
+_IDENTITY_TARGETS = ("MoveToHost", "MoveToDevice", "ShardBarrierFrom", "ShardBarrierTo",
+                     "annotate_device_placement", "LayoutConstraint", "SetBound")
+
+
+def _logical(shape):
+    """A shape's element types and dimensions, without layouts (nested for tuples)."""
+    if shape.is_tuple:
+        return tuple(_logical(e) for e in shape.elements)
+    if shape.is_token:
+        return "token"
+    return (shape.element_type.name, tuple(shape.dims))
+
+
+@target(*_IDENTITY_TARGETS)
+def _t_identity(ins, ctx):
+    """The operand itself (a tuple operand: the tuple), as XLA:CPU runs them: MoveToHost/MoveToDevice
+    (host offloading: the value is the same in either memory), ShardBarrierFrom/To (sharding
+    propagation barriers), annotate_device_placement (a memory-space annotation), LayoutConstraint (the
+    layout is the instruction's own; values are indexed logically here), SetBound (a bound for the
+    dynamic-shape machinery; its `literal` does not change the value)."""
+    name = ins.attrs.get("custom_call_target")
+    if len(ins.operands) != 1:
+        raise error_at(ins, f"custom-call {name} takes one operand, got {len(ins.operands)}")
+    (s,) = ctx.operand_shapes(ins)
+    out = ins.shape
+    if s is not None and out is not None and _logical(s) != _logical(out):
+        raise error_at(ins, f"custom-call {name} returns its operand: the result shape {_shape_str(out)} "
+                            f"differs from the operand's {_shape_str(s)}")
+
+    def run(x):
+        return x
+    run.inline = lambda args: args[0]
+    return run
+
+
+@target("AllocateBuffer")
+def _t_allocate_buffer(ins, ctx):
+    """An uninitialized buffer of the result shape (XLA leaves its contents undefined): zeros here."""
+    if ins.operands:
+        raise error_at(ins, f"custom-call AllocateBuffer takes no operand, got {len(ins.operands)}")
+    out = ins.shape
+    if out is None or out.is_tuple or out.element_type.dtype is None:
+        raise error_at(ins, "custom-call AllocateBuffer needs an array result shape")
+    ctx.check_alloc(ins, out)
+    dt, dims = out.element_type.dtype, tuple(out.dims)
+
+    def run():
+        return np.zeros(dims, dt)
+    return run
+
+
+@target("GetRngSeed")
+def _t_get_rng_seed(ins, ctx):
+    """A u64[] seed.  XLA:CPU returns a different value in every execution (not reproducible); here the
+    low word of the module's rng state (rng.py, the counter rng-get-and-update-state advances), advanced
+    by one per execution: deterministic, and distinct from one execution to the next."""
+    from .rng import _module_state
+    out = ins.shape
+    if ins.operands or out is None or out.is_tuple or out.element_type.name != "u64" or tuple(out.dims):
+        raise error_at(ins, "custom-call GetRngSeed takes no operand and returns u64[]")
+    st = _module_state(ctx)
+
+    def run():
+        return np.uint64(st.get_and_add(1)[0])
+    return run
+
+
+@target("Qr")
+def _t_qr(ins, ctx):
+    """XLA's Qr (QrExpander's input): (a [..., m, n], taus [..., min(m, n)]) with R above the diagonal
+    and the Householder vectors below it, LAPACK ?geqrf's packing (which XLA:CPU's values match to
+    rounding)."""
+    from .lapack import lapack_geqrf
+    (s,) = ctx.operand_shapes(ins)
+    if s is None or s.is_tuple or s.rank < 2 or s.element_type.name not in ("f32", "f64", "c64", "c128"):
+        raise error_at(ins, "custom-call Qr takes one f32/f64/c64/c128 array of rank >= 2")
+
+    def run(a):
+        return lapack_geqrf(np.asarray(a))
     return run
 
 

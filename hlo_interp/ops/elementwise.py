@@ -733,8 +733,8 @@ def _complex_sin_cos(cos: bool):
 
 
 _register_same("power", _power_impl)
-_register_same("sine", _float_fn(_tiny_identity(np.sin), _complex_sin_cos(False)))
-_register_same("cosine", _float_fn(np.cos, _complex_sin_cos(True)))
+_register_same("sine", _float_fn(_tiny_identity(_C_SIN), _complex_sin_cos(False)))
+_register_same("cosine", _float_fn(_C_COS, _complex_sin_cos(True)))
 
 
 def complex_from(re: np.ndarray, im: np.ndarray) -> np.ndarray:
