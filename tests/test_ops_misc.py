@@ -86,7 +86,10 @@ ENTRY e {
     x = np.arange(20, dtype=np.float32).reshape(5, 4)  # dynamic size 5 of bound 6
     a, b, c, d = _run1(text, x, np.int32(3))
     assert (a, b, c) == (5, 4, 3)
-    np.testing.assert_array_equal(d, x[:3])
+    # XLA:CPU's output convention: a dynamic entry result is its bound-sized buffer (rows past the
+    # dynamic size undefined in XLA, zeros here)
+    assert d.shape == (6, 4)
+    np.testing.assert_array_equal(d[:3], x[:3])
 
 
 def test_dynamic_reshape_values_and_errors():

@@ -275,6 +275,27 @@ ENTRY e {{ p = {T}[2,5,3] parameter(0)
          compare={"rtol": 1e-5, "atol": 1e-5} if T == "f32" else {"rtol": 1e-12, "atol": 1e-12})
 
 
+# ---- item 18: dynamic dimension inference through elementwise ops (a dynamic and a static operand)
+for res in ("s32[<=4]", "s32[4]"):
+    for order in ("d, q", "q, d"):
+        case(f"dynamic_add_{'dyn' if '<=' in res else 'static'}_{order.replace(', ', '')}", 18, f"""HloModule m
+ENTRY e {{ p = s32[4] parameter(0)  n = s32[] parameter(1)
+  d = s32[<=4] set-dimension-size(p, n), dimensions={{0}}
+  q = s32[4] parameter(2)
+  a = {res} add({order})
+  ROOT g = s32[] get-dimension-size(a), dimensions={{0}} }}""", np.arange(4, dtype=np.int32), np.int32(2),
+             np.arange(4, dtype=np.int32))
+case("dynamic_add_reduce", 18, """HloModule m
+add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
+ENTRY e { p = f32[6,3] parameter(0)  n = s32[] parameter(1)
+  d = f32[<=6,3] set-dimension-size(p, n), dimensions={0}
+  q = f32[6,3] parameter(2)
+  a = f32[<=6,3] multiply(q, d)
+  z = f32[] constant(0)
+  ROOT r = f32[3] reduce(a, z), dimensions={0}, to_apply=add }""", f((6, 3), np.float32), np.int32(4),
+     f((6, 3), np.float32))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only")

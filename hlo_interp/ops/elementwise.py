@@ -74,13 +74,49 @@ def _is_scalar(ins) -> bool:
     return getattr(shape, "dims", None) == ()
 
 
-def _finish(ins, f: Callable) -> Callable:
-    """Rank-0 results: NumPy ufuncs return scalars; the evaluator's values are 0-d arrays."""
+def _finish(ins, f: Callable, ctx=None) -> Callable:
+    """Rank-0 results: NumPy ufuncs return scalars; the evaluator's values are 0-d arrays.  Dynamic
+    shapes (XLA's dynamic dimension inference): where operands differ in size (a dynamic one and a
+    static one of the bound's size), a dynamic result is computed on the dynamic size (every operand
+    cut to the smallest); a static result on the full size (a dynamic operand padded with zeros: XLA
+    reads whatever its buffer holds past the dynamic size there)."""
     if _is_scalar(ins):
         def run0(*xs):
             return np.asarray(f(*xs))
         return run0
+    sh = ins.shape
+    if len(ins.operands) > 1 and sh is not None and not sh.is_tuple and (any(sh.dynamic) or _dynamic_operand(ins, ctx)):
+        static = None if any(sh.dynamic) else tuple(sh.dims)
+
+        def run_dyn(*xs):
+            shapes = {np.shape(x) for x in xs if np.ndim(x)}
+            if len(shapes) > 1 and len({len(s) for s in shapes}) == 1:
+                if static is None:
+                    size = tuple(min(d) for d in zip(*shapes))
+                    xs = tuple(x[tuple(slice(0, k) for k in size)] if np.ndim(x) else x for x in xs)
+                else:
+                    xs = tuple(_pad_to(x, static) if np.ndim(x) else x for x in xs)
+            return f(*xs)
+        return run_dyn
     return f
+
+
+def _dynamic_operand(ins, ctx) -> bool:
+    if ctx is None:
+        return False
+    try:
+        shapes = ctx.operand_shapes(ins)
+    except Exception:  # noqa: BLE001 - shapes unknown: no dynamic handling
+        return False
+    return any(s is not None and not s.is_tuple and any(getattr(s, "dynamic", ())) for s in shapes)
+
+
+def _pad_to(x: np.ndarray, dims: tuple) -> np.ndarray:
+    if x.shape == dims or any(a > b for a, b in zip(x.shape, dims)):
+        return x
+    out = np.zeros(dims, x.dtype)
+    out[tuple(slice(0, k) for k in x.shape)] = x
+    return out
 
 
 def _type_error(ins, dt) -> Exception:
@@ -98,7 +134,7 @@ def _by_operand_dtype(ins, impl: Impl, ctx=None) -> Callable:
             f0 = None
         if f0 is None:
             raise _type_error(ins, odt)
-        return _finish(ins, f0)
+        return _finish(ins, f0, ctx)
     cache: dict = {}
 
     def run(*xs):
@@ -136,7 +172,7 @@ def _same_type(ins, impl: Impl, ctx=None) -> Callable:
     f = impl(dt)
     if f is None:
         raise _type_error(ins, dt)
-    return _finish(ins, f)
+    return _finish(ins, f, ctx)
 
 
 def _quiet(f: Callable) -> Callable:
