@@ -175,6 +175,24 @@ def _read(path: str) -> tuple[str, str]:
     return read_source(path)
 
 
+def load_module_arg(path: str, module: Optional[str] = None, stage: Optional[str] = None, prog: str = "hlo"):
+    """The module a command reads for PATH: HLO text, a .pb proto or snapshot, '-', or an XLA dump folder
+    (then --module NAME and --stage choose; the file taken is named on stderr).  A hlo_interp.dumps.Loaded;
+    raises HloError (a clear list of the choices when a folder's choice is ambiguous)."""
+    from .dumps import load_path
+    return load_path(path, module, stage, announce=lambda msg: sys.stderr.write(f"{prog}: {msg}\n"))
+
+
+def module_options(f):
+    """--module / --stage: choose within a dump folder (shared by the commands that read one module)."""
+    f = click.option("--stage", metavar="STAGE", default=None,
+                     help="With a dump folder: before_optimizations, after_optimizations (default when "
+                          "present), cpu_after_optimizations, a pass number or name, or snapshot.")(f)
+    return click.option("--module", "module_name", metavar="NAME", default=None,
+                        help="With a dump folder: the module to read (name like jit_f, or id like 6); "
+                             "default: the folder's only module that is not one of JAX's helpers.")(f)
+
+
 # --------------------------------------------------------------------------------------------------
 # Commands
 

@@ -11,8 +11,9 @@ from .cli import (
     EXIT_FINDINGS,
     EXIT_OK,
     _console,
-    _read,
     _report_error,
+    load_module_arg,
+    module_options,
 )
 from .diagnostics import HloError
 from .files import write_atomic
@@ -37,16 +38,21 @@ _STYLES = {"head": "bold", "add": "green", "remove": "red", "change": "yellow", 
 @click.option("-v", "--verbose", is_flag=True, help="Also list the computations that are the same.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), metavar="FILE",
               help="Write the report to FILE (atomically) instead of standard output.")
+@module_options
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="Colors on a terminal (NO_COLOR=1 turns them off too).")
-def command(a, b, ignore, fmt, unified, context, verbose, output, color):
+def command(a, b, ignore, fmt, unified, context, verbose, output, color, module_name=None, stage=None):
     """Structural diff of two HLO modules: what changed, not which names moved.
 
     Computations and instructions are matched by graph structure (opcode, shape, attributes, operands'
     matches), the way XLA's hlo_diff does, so renumbering (add.936 vs add.937), reordering and
     metadata churn do not count.  Reports added, removed and changed instructions (changes shown as
     before -> after), renamed counts, and added/removed/changed computations.  A or B may be '-'
-    (standard input).
+    (standard input), an XLA .pb proto or snapshot, or a dump folder.
+
+    Two dump folders: their modules are paired by name and stage (not by their numbers, which differ
+    between runs), one line per pair: same, changed (with counts), only in A, only in B; -v adds each
+    changed pair's report.  With --module NAME (and --stage) one pair is diffed as two files.
 
     \b
     Exit status: 0 same, 1 different, 2 usage or input error.
@@ -54,6 +60,8 @@ def command(a, b, ignore, fmt, unified, context, verbose, output, color):
     \b
     Examples:
       hlo diff before.hlo after.hlo
+      hlo diff dump_run1/ dump_run2/            every module, paired by name and stage
+      hlo diff dump_run1/ dump_run2/ --module jit_f --stage after
       hlo diff --ignore metadata,backend_config run1.txt run2.txt
       hlo diff -u a.hlo b.hlo | less -R
       hlo diff --format html -o diff.html a.hlo b.hlo
@@ -67,13 +75,17 @@ def command(a, b, ignore, fmt, unified, context, verbose, output, color):
     except ValueError:
         bad = [p.strip() for item in ignore for p in item.split(",") if p.strip() and p.strip().lower() not in IGNORABLE]
         raise click.UsageError(f"--ignore: unknown item '{bad[0]}' (allowed: {', '.join(IGNORABLE)})")
-    from . import parse
+    from pathlib import Path
+    dirs = [p != "-" and Path(p).is_dir() for p in (a, b)]
+    if all(dirs) and module_name is None and stage is None:
+        sys.exit(_diff_folders(a, b, ig, verbose, fmt, color))
     modules, names = [], []
     for path in (a, b):
         try:
-            text, name = _read(path)
-            modules.append(parse(text, name))
-            names.append(name)
+            loaded = load_module_arg(path, module_name if Path(path).is_dir() else None,
+                                     stage if Path(path).is_dir() else None, "hlo diff")
+            modules.append(loaded.module)
+            names.append(loaded.name)
         except HloError as e:
             _report_error(e, color)
             sys.exit(EXIT_ERROR)
@@ -130,3 +142,74 @@ def _emit(text: str, output) -> None:
             sys.exit(EXIT_ERROR)
     else:
         sys.stdout.write(text)
+
+
+def _diff_folders(a: str, b: str, ignore, verbose: bool, fmt: str, color: str) -> int:
+    """`hlo diff DIR_A DIR_B`: modules paired by name and stage, one summary line per pair."""
+    from .diff import diff_modules
+    from .dumps import load, no_module_error, pair_modules, scan
+    da, db = scan(a), scan(b)
+    for d, p in ((da, a), (db, b)):
+        if not d.modules:
+            _report_error(no_module_error(d, p), color)
+            return EXIT_ERROR
+    rows, details = [], []
+    for name, stage, fa, fb in pair_modules(da, db):
+        row = {"module": name, "stage": stage, "a": str(fa.path) if fa else None, "b": str(fb.path) if fb else None}
+        if fa is None or fb is None:
+            row["status"] = "only in A" if fb is None else "only in B"
+        else:
+            try:
+                ma, mb = load(fa).module, load(fb).module
+                res = diff_modules(ma, mb, ignore, a_name=str(fa.path), b_name=str(fb.path))
+            except HloError as e:
+                row.update(status="error", message=e.render())
+                rows.append(row)
+                continue
+            except Exception as e:  # noqa: BLE001 - a bug of ours: a message, not a traceback
+                row.update(status="error", message=f"internal error: {type(e).__name__}: {e}")
+                rows.append(row)
+                continue
+            if res.same:
+                row["status"] = "same"
+            else:
+                s = res.summary()["instructions"]
+                row["status"] = "changed"
+                row["counts"] = {k: s[k] for k in ("added", "removed", "changed", "moved")}
+                details.append(res)
+        rows.append(row)
+    status = EXIT_OK if all(r["status"] == "same" for r in rows) else EXIT_FINDINGS
+    if any(r["status"] == "error" for r in rows):
+        status = EXIT_ERROR
+    if fmt == "json":
+        sys.stdout.write(json.dumps({"a": a, "b": b, "pairs": rows,
+                                     "details": [d.to_json() for d in details] if verbose else []},
+                                    indent=2) + "\n")
+        return status
+    width = max(len(f"{r['module']} {r['stage']}") for r in rows)
+    console = _console(color=color)
+    styled = console.is_terminal and not console.no_color
+    from rich.text import Text
+    for r in rows:
+        label = f"{r['module']} {r['stage']}".ljust(width)
+        if r["status"] == "changed":
+            c = r["counts"]
+            what = (f"changed: {c['added']} added, {c['removed']} removed, {c['changed']} changed"
+                    + (f", {c['moved']} moved" if c["moved"] else "") + " instruction(s)")
+        elif r["status"] == "error":
+            what = "unreadable: " + r["message"].split("\n")[0]
+        else:
+            what = r["status"]
+        style = {"same": "green", "changed": "yellow", "error": "bold red"}.get(r["status"], "cyan")
+        if styled:
+            console.print(Text(label + "  ") + Text(what, style=style))
+        else:
+            sys.stdout.write(f"{label}  {what}\n")
+    n = {k: sum(1 for r in rows if r["status"] == k) for k in ("same", "changed", "only in A", "only in B", "error")}
+    sys.stderr.write(f"hlo diff: {len(rows)} pair(s): {n['same']} same, {n['changed']} changed, "
+                     f"{n['only in A']} only in A, {n['only in B']} only in B"
+                     + (f", {n['error']} unreadable" if n["error"] else "") + "\n")
+    if verbose:
+        for res in details:
+            sys.stdout.write("\n" + res.to_text(verbose=False))
+    return status

@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from .cli import EXIT_ERROR, EXIT_OK, _console, _read, _report_error
+from .cli import EXIT_ERROR, EXIT_OK, _console, _report_error, load_module_arg, module_options
 from .diagnostics import HloError
 from .files import write_atomic
 
@@ -37,10 +37,11 @@ from .files import write_atomic
               help="Draw at most N nodes; beyond, keep those nearest the ROOT (or INSTR) and say how "
                    "many were left out.  Default 500 for dot/svg/png, no limit for html.")
 @click.option("--no-control-edges", is_flag=True, help="Do not draw control-predecessors edges.")
+@module_options
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="Colors in messages.")
 def command(module, output, fmt, computation, around, depth, expand_fusions, expand_all, engine, max_nodes,
-            no_control_edges, color):
+            no_control_edges, color, module_name=None, stage=None):
     """Draw a computation of an HLO module: instructions as nodes (opcode, name, short shape),
     operand -> user edges labelled with shapes, fusions collapsed or expanded, the computations called
     by while/conditional/call/reduce summarized.
@@ -62,7 +63,7 @@ def command(module, output, fmt, computation, around, depth, expand_fusions, exp
       hlo graph dump.after_optimizations.txt --around multiply.12 --depth 3 -o near.png
       hlo graph module.hlo --computation fused_computation.3 | dot -Tpdf > f.pdf
     """
-    from . import graph, parse
+    from . import graph
     if depth is not None and not around:
         raise click.UsageError("--depth needs --around INSTR")
     if fmt is None:
@@ -74,8 +75,7 @@ def command(module, output, fmt, computation, around, depth, expand_fusions, exp
         raise click.UsageError("PNG is binary: write it to a file with -o OUT.png")
     status = EXIT_OK
     try:
-        text, name = _read(module)
-        m = parse(text, name)
+        m = load_module_arg(module, module_name, stage, "hlo graph").module
         if max_nodes is None and fmt != "html":
             max_nodes = graph.DEFAULT_MAX_NODES
         g = graph.build(m, computation, around=around, depth=2 if depth is None else depth,

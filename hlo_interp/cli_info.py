@@ -5,7 +5,9 @@ import sys
 
 import click
 
-from .cli import EXIT_ERROR, EXIT_OK, _console, _read, _report_error
+from pathlib import Path
+
+from .cli import EXIT_ERROR, EXIT_OK, _console, _report_error, load_module_arg, module_options
 from .diagnostics import HloError
 
 
@@ -16,8 +18,9 @@ from .diagnostics import HloError
               help="How many computations, costliest instructions and largest buffers to list (0: all).")
 @click.option("-c", "--computation", metavar="NAME",
               help="Report on this computation instead of the entry (its opcodes, signature, cost, buffers).")
+@module_options
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
-def command(module, as_json, top, computation, color):
+def command(module, as_json, top, computation, color, module_name=None, stage=None):
     """Summarize an HLO module: its computations (and what calls them), instructions per opcode,
     the entry's parameters and result, FLOP and byte estimates as XLA's HloCostAnalysis counts them,
     and a memory report from the physical layouts.
@@ -27,8 +30,14 @@ def command(module, as_json, top, computation, color):
     S(n) (S(0) HBM, S(1) VMEM on a TPU, S(5) host), so a TPU dump's real footprint shows next to the
     logical size.  Buffers are added up without reuse: an upper bound, not XLA's buffer assignment.
 
+    MODULE is HLO text, an XLA .pb proto or snapshot, '-', or a dump folder: alone, a table of its
+    modules (id, name, stages, instructions per stage, entry signature; JAX's own helper modules
+    marked); with --module NAME (and --stage) the report on one of them.
+
     \b
     Examples:
+      hlo info dump_dir/                      which module is mine?
+      hlo info dump_dir/ --module jit_f --stage before
       hlo info module.after_optimizations.txt
       hlo info --top 20 -c fused_computation.3 dump.hlo
       hlo info --json - < dump.hlo | jq .cost
@@ -38,10 +47,12 @@ def command(module, as_json, top, computation, color):
     """
     from .info import module_info, sections
     name = module
+    if module != "-" and Path(module).is_dir() and module_name is None and stage is None:
+        sys.exit(_folder_table(module, as_json, color))
     try:
-        text, name = _read(module)
-        from . import parse
-        info = module_info(parse(text, name), computation)
+        loaded = load_module_arg(module, module_name, stage, "hlo info")
+        name = loaded.name
+        info = module_info(loaded.module, computation)
     except HloError as e:
         _report_error(e, color)
         sys.exit(EXIT_ERROR)
@@ -76,3 +87,56 @@ def command(module, as_json, top, computation, color):
         for n in notes:
             console.print(Text("  " + n, style="yellow" if styled else ""))
     sys.exit(EXIT_OK)
+
+
+def _folder_table(path: str, as_json: bool, color: str) -> int:
+    """`hlo info DIR`: one row per module of a dump folder."""
+    import json
+    from .dumps import module_summary, no_module_error, scan
+    dump = scan(path)
+    if not dump.modules:
+        _report_error(no_module_error(dump, path), color)
+        return EXIT_ERROR
+    try:
+        rows = [module_summary(m) for m in dump.modules]
+    except Exception as e:  # noqa: BLE001 - a bug of ours: a message, never a traceback
+        _report_error(HloError(f"internal error in hlo info: {type(e).__name__}: {e}", filename=path), color)
+        return EXIT_ERROR
+    if as_json:
+        click.echo(json.dumps({"folder": path, "modules": rows, "skipped": [str(f.path) for f in dump.skipped]},
+                              indent=2))
+        return EXIT_OK
+    head = ["id", "module", "stages (instructions)", "entry signature", ""]
+    body = []
+    for r in rows:
+        stages = ", ".join(f"{s} ({n})" if isinstance(n, int) else f"{s} (unreadable)"
+                           for s, n in r["instructions"].items())
+        extra = []
+        if r["pass_files"]:
+            extra.append(f"{r['pass_files']} pass files")
+        if r["snapshots"]:
+            extra.append(f"{len(r['snapshots'])} snapshot(s)")
+        if extra:
+            stages += (", " if stages else "") + ", ".join(extra)
+        body.append(["" if r["id"] is None else f"{r['id']:04d}", r["name"], stages, r["signature"] or "",
+                     "JAX helper" if r["helper"] else ""])
+    console = _console(color=color)
+    if console.is_terminal:
+        from rich.table import Table
+        styled = not console.no_color
+        t = Table(title=f"{len(rows)} module(s) in {path}", title_justify="left", box=None, padding=(0, 2, 0, 0),
+                  header_style="bold cyan" if styled else "", title_style="bold" if styled else "")
+        for h in head:
+            t.add_column(h, overflow="fold")
+        for b in body:
+            t.add_row(*b, style="dim" if (styled and b[-1]) else "")
+        console.print(t)
+    else:
+        widths = [max(len(str(x[i])) for x in [head] + body) for i in range(len(head))]
+        sys.stdout.write(f"{len(rows)} module(s) in {path}\n")
+        for line in [head] + body:
+            sys.stdout.write("  ".join(str(x).ljust(w) for x, w in zip(line, widths)).rstrip() + "\n")
+    skipped = len(dump.skipped)
+    if skipped:
+        sys.stderr.write(f"hlo info: {skipped} file(s) that hold no module skipped (reports, LLVM IR, MLIR)\n")
+    return EXIT_OK

@@ -18,7 +18,7 @@ import click
 
 from . import __version__
 from .diagnostics import HloError
-from .cli import PipeSafe, _console, _report_error, exit_broken_pipe
+from .cli import PipeSafe, _console, _report_error, exit_broken_pipe, module_options
 from .files import InputError, load_arrays, save_results, write_atomic
 
 EXIT_OK, EXIT_MISMATCH, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -61,19 +61,24 @@ def gather_inputs(files: list[str], params: list) -> list:
         args = []
         for k, p in enumerate(params):
             def get(path, k=k, p=p):
-                alt = p.name + path[len(f"arg{k}"):]
-                for key in (path, alt, f"arr_{k}" + path[len(f"arg{k}"):]):  # arr_k: np.savez(f, x, y)
+                rest = path[len(f"arg{k}"):]
+                alt = p.name + rest
+                tree = pytree_path(p)  # JAX's name for the argument: p['emb'] (from the metadata)
+                keys = [path, alt] + ([tree + rest] if tree else []) + [f"arr_{k}" + rest]  # arr_k: np.savez
+                for key in keys:
                     if key in arrays:
                         used.add(key)
                         return arrays[key]
-                keys = ", ".join(sorted(arrays)) or "none"
-                raise InputError(f"{files[0]}: no array '{path}' (or '{alt}') for parameter {k} '{p.name}'; "
-                                 f"the file has: {keys}")
+                forms = " or ".join(repr(x) for x in keys[:-1])
+                have = ", ".join(sorted(arrays)) or "none"
+                raise InputError(f"{files[0]}: no array for parameter {k} '{p.name}': give {forms}; "
+                                 f"the file has: {have}")
             args.append(_assemble(p.shape, get, f"arg{k}"))
         unused = sorted(set(arrays) - used)
         if unused:
             raise InputError(f"{files[0]}: arrays {', '.join(unused)} match no parameter (expected keys "
-                             f"arg0..arg{len(params) - 1} or the parameter names)")
+                             f"arg0..arg{len(params) - 1}, the parameter names or JAX's argument paths "
+                             f"from the parameters' metadata, like p['w'])")
         return args
     if any(f.lower().endswith(".npz") for f in files):
         raise InputError("give either one .npz file or one .npy file per parameter")
@@ -98,14 +103,18 @@ def gather_inputs(files: list[str], params: list) -> list:
     return args
 
 
+def pytree_path(param) -> Optional[str]:
+    """JAX's name of the argument a parameter holds, from its metadata (op_name="p['emb']" or "x"):
+    a key an inputs .npz may use.  None when the metadata names none."""
+    md = param.attrs.get("metadata") if hasattr(param, "attrs") else None
+    name = md.get("op_name") if isinstance(md, dict) else None
+    if not name or "/" in name or name.startswith(("jit(", "pjit(")):
+        return None
+    return name
+
+
 # --------------------------------------------------------------------------------------------------
 # Presentation
-
-def _read_module(path: str) -> tuple[str, str]:
-    """(text, display name); '-' is standard input."""
-    from .diagnostics import read_source
-    return read_source(path)
-
 
 def _fail(msg: str) -> None:
     sys.stderr.write(f"hlo-run: error: {msg}\n")
@@ -248,8 +257,11 @@ def compare_leaf(actual, expected, rtol: Optional[float], atol: Optional[float])
                    f"got {actual[idx]}, expected {expected[idx]}")
 
 
-def compare_results(leaves: list, expected_path: str, rtol, atol, color: str) -> bool:
-    loaded = load_arrays(expected_path)
+def compare_results(leaves: list, expected_path, rtol, atol, color: str) -> bool:
+    if not isinstance(expected_path, str):  # the leaves themselves (a snapshot's recorded result)
+        expected_path, loaded = "the recorded result", {f"out{k}": a for k, a in enumerate(expected_path)}
+    else:
+        loaded = load_arrays(expected_path)
     if isinstance(loaded, dict):
         expected = []
         prefix = "arr_" if "out0" not in loaded and "arr_0" in loaded else "out"  # arr_k: np.savez(f, a, b)
@@ -312,6 +324,8 @@ def _parse_bytes(text: str) -> int:
 @click.option("-i", "--inputs", "inputs", multiple=True, metavar="FILE...",
               help="One .npy per entry parameter, in order, or one .npz with keys arg0, arg1, ... "
                    "(or the parameter names).")
+@click.option("--inputs-from", "inputs_from", metavar="SNAPSHOT", default=None,
+              help="The arguments recorded in an XLA snapshot (*.snapshot.N.pb, --xla_dump_hlo_snapshots).")
 @click.option("--random-inputs", is_flag=True, help="Generate random inputs (floats N(0,1), small integers).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for --random-inputs.")
 @click.option("-o", "--output", metavar="OUT", help="Save the results: OUT.npz (keys out0, out1, ...) or "
@@ -372,21 +386,26 @@ def _parse_bytes(text: str) -> int:
               help="Live instruction and loop-iteration counts on stderr [default: when stderr is a terminal].")
 @click.option("--time", "show_time", is_flag=True, help="Print parse, build and run times to stderr.")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
+@module_options
 @click.version_option(__version__, "--version", prog_name="hlo-run")
 def main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol, atol, max_bytes,
          max_iterations, fake_constants, keep_denormals, computation, replicas, partitions, same_inputs,
          show_time, color, infeed=None, outfeed=None, trace=False, trace_range=False, dump_dir=None,
          only=None, dump_max_bytes="1G", profile=False, profile_json=None, progress=None, host_recv=None,
-         host_send=None):
+         host_send=None, module_name=None, stage=None, inputs_from=None):
     """Run an HLO module on NumPy: XLA's results, on any machine.
 
     MODULE is HLO text (what XLA_FLAGS=--xla_dump_to=DIR writes, or jax.jit(f).lower(...).as_text("hlo")),
-    or '-' for standard input.  Results are the leaves of the entry's result, depth-first.
+    an XLA .pb proto, a snapshot (*.snapshot.N.pb: run on its recorded arguments and compared with its
+    recorded result), a dump folder (--module, --stage; the module's snapshot gives the inputs when none
+    are given) or '-' for standard input.  Results are the leaves of the entry's result, depth-first.
 
     \b
     Examples:
       hlo-run model.hlo --inputs x.npy w.npy          one .npy per parameter
-      hlo-run model.hlo --inputs args.npz -o out.npz  keys arg0, arg1, ... or parameter names
+      hlo-run model.hlo --inputs args.npz -o out.npz  keys arg0, ..., parameter names or p['w']
+      hlo-run dump/ --module jit_f --stage before      a module of a dump folder, on its snapshot's inputs
+      hlo-run dump/module_0004.jit_f.snapshot.0.pb    the recorded arguments; compared with the result
       hlo-run model.hlo --random-inputs --seed 1 --print full
       hlo-run model.hlo -i args.npz --compare expected.npz --rtol 1e-4
       hlo-run spmd.hlo --partitions 8 -i args.npz -o out.npz   args/outs: [8, ...] per device
@@ -409,7 +428,7 @@ def main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol,
                             profile_json, progress)
         status = _main(module, list(inputs), random_inputs, seed, output, print_mode, compare, rtol, atol,
                        max_bytes, max_iterations, fake_constants, computation, show_time, color,
-                       keep_denormals, replicas, partitions, same_inputs, dbg)
+                       keep_denormals, replicas, partitions, same_inputs, dbg, module_name, stage, inputs_from)
         if outfeed is not None:
             from .ops.io import take_outfeed
             save_results(outfeed, take_outfeed())
@@ -516,9 +535,46 @@ class _DebugOptions:
             return False
 
 
+def _snapshot_inputs(loaded, path, module_name, inputs_from, given: bool):
+    """(recorded result or None, snapshot arguments or None) for a run: from the snapshot file being run,
+    from --inputs-from SNAPSHOT, or (a dump folder, no inputs given) from the module's first snapshot."""
+    from .dumps import classify, load, resolve
+    if inputs_from is not None:
+        if given:
+            raise click.UsageError("give --inputs-from, --inputs or --random-inputs, not several")
+        snap = load(classify(inputs_from)) if not Path(inputs_from).is_dir() else \
+            load(resolve(inputs_from, module_name, "snapshot"))
+        if snap.arguments is None:
+            raise InputError(f"{inputs_from}: not an HloSnapshot (--xla_dump_hlo_snapshots writes "
+                             f"*.snapshot.N.pb): it holds no arguments")
+        return None, snap.arguments
+    if given:
+        return None, None
+    snap = loaded if loaded.arguments is not None else None
+    if snap is None and path != "-" and Path(path).is_dir() and loaded.file.module_name is not None:
+        from .dumps import find_modules, scan
+        mods = [m for m in find_modules(scan(path), loaded.file.module_name)
+                if m.module_id == loaded.file.module_id and m.snapshots]
+        if mods:
+            snap = load(mods[0].snapshots[0])
+            sys.stderr.write(f"hlo-run: inputs from {snap.name}\n")
+    if snap is None or snap.arguments is None:
+        return None, None
+    recorded = (snap.name, snap.result) if snap.result is not None else None
+    return recorded, snap.arguments
+
+
+def _match_snapshot_args(arguments: list, params: list) -> list:
+    if len(arguments) != len(params):
+        raise InputError(f"the snapshot holds {len(arguments)} argument(s); the computation has "
+                         f"{len(params)} parameter(s)")
+    return list(arguments)
+
+
 def _main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol, atol, max_bytes,
           max_iterations, fake_constants, computation, show_time, color, keep_denormals=False,
-          replicas=None, partitions=None, same_inputs=False, dbg: Optional[_DebugOptions] = None) -> int:
+          replicas=None, partitions=None, same_inputs=False, dbg: Optional[_DebugOptions] = None,
+          module_name=None, stage=None, inputs_from=None) -> int:
     dbg = dbg if dbg is not None else _DebugOptions()
     if inputs and random_inputs:
         raise click.UsageError("give --inputs or --random-inputs, not both")
@@ -528,9 +584,11 @@ def _main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol
     if max_iterations is not None and max_iterations < 0:
         raise click.UsageError("--max-iterations must be >= 0")
     t0 = time.perf_counter()
-    from . import parse
-    text, name = _read_module(module)
-    mod = parse(text, name)
+    from .cli import load_module_arg
+    loaded = load_module_arg(module, module_name, stage, "hlo-run")
+    mod = loaded.module
+    recorded, snapshot_args = _snapshot_inputs(loaded, module, module_name, inputs_from,
+                                               given=bool(inputs or random_inputs))
     t1 = time.perf_counter()
     from . import ir
     from .evaluator import compile as build, random_value
@@ -584,6 +642,8 @@ def _main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol
         args = [random_value(p.shape, rng) for p in params]
     elif inputs:
         args = gather_inputs(inputs, params)
+    elif snapshot_args is not None:
+        args = _match_snapshot_args(snapshot_args, params)
     elif params and any(not (isinstance(p.shape, ir.ArrayShape) and p.shape.element_type.dtype is None)
                         for p in params):
         names = ", ".join(p.name for p in params)
@@ -610,6 +670,10 @@ def _main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol
         print_results(leaves, print_mode, color)
         if compare is not None:
             status = EXIT_OK if compare_results(leaves, compare, rtol, atol, color) else EXIT_MISMATCH
+        elif recorded is not None:
+            source, expected = recorded
+            sys.stderr.write(f"hlo-run: comparing with the result recorded in {source}\n")
+            status = EXIT_OK if compare_results(leaves, expected, rtol, atol, color) else EXIT_MISMATCH
     if session is not None:
         status = max(status, _report_debug(got, dbg, color))
     if show_time:

@@ -34,7 +34,7 @@ BEFORE, AFTER = "before_optimizations", "after_optimizations"
 _PREFIX = re.compile(r"^module_(?P<id>\d+)\.(?P<name>[^.]+)\.(?P<rest>.+)$")
 _STAGE = re.compile(r"^(?:(?P<backend>[a-z0-9]+)_)?(?P<stage>before_optimizations|after_optimizations)"
                     r"(?P<report>-[\w-]+)?(?P<ext>\.hlo\.pb|\.pb|\.txt|\.dot|\.html|\.url|\.hlo)?$")
-_PASS = re.compile(r"^(?P<num>\d{4})\.(?P<pipeline>[^.]+)\.after_(?P<after>[^.]+)\.before_(?P<before>[^.]+)"
+_PASS = re.compile(r"^(?P<num>\d{4})\.(?P<pipeline>[^.]+)\.after_(?P<after>[^.]+)(?:\.before_(?P<before>[^.]+))?"
                    r"(?P<ext>\.hlo\.pb|\.pb|\.txt)$")
 _SNAPSHOT = re.compile(r"^snapshot\.(?P<n>-?\d+)\.pb$")
 _REPORT_EXT = (".ll", ".o", ".mlir", ".ptx", ".json", ".csv", ".dot", ".html", ".url", ".cubin", ".s")
@@ -407,3 +407,57 @@ def load_path(path: str, module: Optional[str] = None, stage: Optional[str] = No
     if announce is not None and Path(path).is_dir():
         announce(f"reading {f.path}")
     return load(f)
+
+
+# --------------------------------------------------------------------------------------------------
+# A folder at a glance (hlo info DIR)
+
+def module_summary(mod: DumpModule) -> dict:
+    """id, name, helper, stages present, instructions per stage, entry signature (of the latest stage
+    read), snapshots, pass files; a stage that cannot be read says why instead of a count."""
+    from .syntax.printer import shape_text
+    counts: dict = {}
+    signature = None
+    for stage in mod.stages():
+        try:
+            m = load(mod.file_for(stage)).module
+        except HloError as e:
+            counts[stage] = f"error: {e.message}"
+            continue
+        counts[stage] = sum(len(c.instructions) for c in m.computations)
+        entry = m.entry
+        params = sorted(entry.parameters(), key=lambda p: p.parameter_number or 0)
+        signature = ("(" + ", ".join(shape_text(p.shape, layouts=False) for p in params) + ") -> "
+                     + shape_text(entry.root.shape, layouts=False))
+    return {"id": mod.module_id, "name": mod.name, "key": mod.key, "helper": mod.helper,
+            "stages": mod.stages(), "instructions": counts, "signature": signature,
+            "snapshots": [str(f.path) for f in mod.snapshots], "pass_files": len(mod.passes)}
+
+
+# --------------------------------------------------------------------------------------------------
+# Two folders (hlo diff DIR_A DIR_B)
+
+def pair_modules(a: Dump, b: Dump) -> list:
+    """[(name, stage label, DumpFile in A or None, DumpFile in B or None)]: modules paired by name (not by
+    their numbers, which differ between two runs), then by stage; a name present several times in one
+    folder pairs in order of the ids."""
+    def index(d: Dump) -> dict:
+        out: dict = {}
+        seen: dict = {}
+        for m in d.modules:
+            k = seen.get(m.name, 0)
+            seen[m.name] = k + 1
+            name = m.name if k == 0 else f"{m.name}#{k + 1}"
+            for stage in m.stages():
+                out[(name, _stage_key(stage))] = m.file_for(stage)
+        return out
+    ia, ib = index(a), index(b)
+    keys = list(ia) + [k for k in ib if k not in ia]
+    order = {BEFORE: 0}
+    keys.sort(key=lambda k: (k[0], order.get(k[1], 1), k[1]))
+    return [(name, stage, ia.get((name, stage)), ib.get((name, stage))) for name, stage in keys]
+
+
+def _stage_key(label: str) -> str:
+    """after_optimizations with any backend prefix pairs with itself (cpu_ vs none: same stage)."""
+    return AFTER if label.endswith(AFTER) else label

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import hlo_interp
@@ -191,3 +192,145 @@ def test_mlir_from_the_python_api():
     with pytest.raises(hlo_interp.HloError) as e:
         hlo_interp.parse(text, "f.mlir")
     assert e.value.line == 1 and "dialect=\"hlo\"" in e.value.message
+
+
+# --------------------------------------------------------------------------------------------------
+# Every command on the five programs (the issue's "must show")
+
+@pytest.mark.parametrize("prog", sorted(PROGRAMS))
+def test_info_of_a_folder_lists_modules_marking_jax_helpers(prog):
+    r = run("info", DUMPS / prog / "a")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    mine = [ln for ln in lines if PROGRAMS[prog] in ln]
+    assert len(mine) == 1 and "JAX helper" not in mine[0]
+    assert re.search(r"before_optimizations \(\d+\), cpu_after_optimizations \(\d+\), 1 snapshot", mine[0])
+    assert "->" in mine[0]  # the entry signature
+    helpers = [ln for ln in lines if "JAX helper" in ln]
+    assert len(helpers) == (2 if prog == "rng" else 0)
+
+
+def test_info_json_of_a_folder():
+    import json
+    r = run("info", "--json", DUMPS / "rng" / "a")
+    data = json.loads(r.stdout)
+    row = [m for m in data["modules"] if m["name"] == "jit_dropout_noise"][0]
+    assert row["id"] == 4 and not row["helper"]
+    assert row["signature"] == "(u32[2], f32[4,5]) -> (f32[4,5], s32[4], f32[3])"
+    assert set(row["instructions"]) == {"before_optimizations", "cpu_after_optimizations"}
+
+
+@pytest.mark.parametrize("prog", sorted(PROGRAMS))
+def test_diff_of_two_folders_pairs_by_name_and_stage(prog):
+    r = run("diff", DUMPS / prog / "a", DUMPS / prog / "b")
+    assert r.returncode == 1, r.stderr
+    mine = [ln for ln in r.stdout.splitlines() if ln.startswith(PROGRAMS[prog])]
+    assert len(mine) == 2 and all("changed:" in ln for ln in mine)
+    assert all(" same" in ln for ln in r.stdout.splitlines() if "jit__" in ln or "jit_stage" in ln)
+    r = run("diff", DUMPS / prog / "a", DUMPS / prog / "a")
+    assert r.returncode == 0, r.stdout
+    r = run("diff", "-v", DUMPS / prog / "a", DUMPS / prog / "b")
+    assert "->" in r.stdout  # the changed instructions, before -> after
+
+
+def test_diff_folders_ignores_module_numbers(tmp_path):
+    """Two runs of the same program number its modules differently: pairing is by name."""
+    for f in (DUMPS / "rnn" / "a").glob("module_0000.*.txt"):
+        shutil.copy(f, tmp_path / f.name.replace("module_0000", "module_0010"))
+    (tmp_path / "module_0003.jit_extra.before_optimizations.txt").write_text(
+        "HloModule jit_extra\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n")
+    r = run("diff", DUMPS / "rnn" / "a", tmp_path)
+    assert r.returncode == 1
+    lines = r.stdout.splitlines()
+    assert [ln.split()[0] for ln in lines] == ["jit_extra", "jit_gru_scan", "jit_gru_scan"]
+    assert "only in B" in lines[0] and lines[1].endswith("same") and lines[2].endswith("same")
+
+
+@pytest.mark.parametrize("prog", sorted(PROGRAMS))
+@pytest.mark.parametrize("stage", ["before_optimizations", "after_optimizations"])
+def test_hlo_run_a_folder_module_compares_with_xla(prog, stage):
+    r = hlo_run(DUMPS / prog / "a", "--module", PROGRAMS[prog], "--stage", stage, "--print", "none",
+                "-i", DUMPS / prog / "args.npz", "--compare", DUMPS / prog / "expected.npz")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "MISMATCH" not in r.stdout and r.stdout.count("ok ") >= 1
+    assert f"reading {DUMPS / prog / 'a'}" in r.stderr and stage.split("_")[0] in r.stderr
+
+
+@pytest.mark.parametrize("prog", sorted(PROGRAMS))
+def test_hlo_run_a_snapshot_on_its_recorded_arguments(prog):
+    snap = sorted((DUMPS / prog / "a").glob(f"*{PROGRAMS[prog]}.snapshot.*.pb"))[0]
+    r = hlo_run(snap, "--print", "none")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "comparing with the result recorded in" in r.stderr
+    n = len(np.load(DUMPS / prog / "expected.npz").files)
+    assert r.stdout.count("ok ") == n, r.stdout
+
+
+@pytest.mark.parametrize("prog", sorted(PROGRAMS))
+def test_snapshot_arguments_are_the_ones_jax_passed(prog):
+    loaded = dumps.load(dumps.classify(sorted((DUMPS / prog / "a").glob(f"*{PROGRAMS[prog]}.snapshot.*.pb"))[0]))
+    args = np.load(DUMPS / prog / "args.npz")
+    assert len(loaded.arguments) == len(args.files)
+    for k, a in enumerate(loaded.arguments):
+        np.testing.assert_array_equal(a, args[f"arg{k}"])
+        assert a.dtype == args[f"arg{k}"].dtype
+    want = np.load(DUMPS / prog / "expected.npz")
+    for k, a in enumerate(loaded.result):
+        np.testing.assert_array_equal(a, want[f"out{k}"])
+
+
+def test_hlo_run_folder_uses_the_snapshot_inputs_and_inputs_from():
+    r = hlo_run(DUMPS / "transformer" / "a", "--stage", "before", "--print", "none")
+    assert r.returncode == 0, r.stderr
+    assert "inputs from" in r.stderr and "comparing with the result recorded" in r.stderr
+    snap = sorted((DUMPS / "transformer" / "a").glob("*.snapshot.*.pb"))[0]
+    text = sorted((DUMPS / "transformer" / "a").glob("*before_optimizations.txt"))[0]
+    r = hlo_run(text, "--inputs-from", snap, "--compare", DUMPS / "transformer" / "expected.npz", "--print", "none")
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = hlo_run(text, "--inputs-from", text)
+    assert r.returncode == 2 and "not an HloSnapshot" in r.stderr
+
+
+@pytest.mark.parametrize("prog", sorted(PROGRAMS))
+def test_fmt_of_each_programs_proto(prog):
+    pb = sorted((DUMPS / prog / "a").glob(f"*{PROGRAMS[prog]}.cpu_after_optimizations.hlo.pb"))[0]
+    r = run("fmt", pb)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(f"HloModule {PROGRAMS[prog]}, is_scheduled=true")
+
+
+def test_hlo_run_and_graph_on_a_folder_with_several_modules_list_the_choices():
+    r = hlo_run(DUMPS / "rng" / "a", "--module", "jit_", "--random-inputs")
+    assert r.returncode == 2
+    assert "matches 3 modules" in r.stderr and "module_0004.jit_dropout_noise" in r.stderr
+    assert "JAX helper" in r.stderr and "Traceback" not in r.stderr
+    r = run("graph", DUMPS / "rng" / "a", "--module", "jit__threefry_seed", "--stage", "before")
+    assert r.returncode == 0 and r.stdout.startswith("digraph")
+    r = run("info", DUMPS / "rng" / "a", "--module", "4", "--stage", "nonesuch")
+    assert r.returncode == 2 and "no stage 'nonesuch'" in r.stderr
+
+
+# --------------------------------------------------------------------------------------------------
+# Inputs named by JAX's argument paths
+
+def test_inputs_keyed_by_jax_pytree_paths(tmp_path):
+    """The transformer's parameters are a dict `p`: its leaves may be given as p['emb'], ... (the
+    parameters' metadata op_name), mixed with argK and parameter names."""
+    text = sorted((DUMPS / "transformer" / "a").glob("*before_optimizations.txt"))[0]
+    m = hlo_interp.parse(text.read_text())
+    params = sorted(m.entry.parameters(), key=lambda p: p.parameter_number)
+    paths = [p.attrs["metadata"]["op_name"] for p in params]
+    assert "p['emb']" in paths and "p['ln1']['g']" in paths and paths[-2:] == ["tokens", "targets"]
+    args = np.load(DUMPS / "transformer" / "args.npz")
+    keyed = {paths[k]: args[f"arg{k}"] for k in range(len(paths))}
+    keyed["arg17"] = keyed.pop("tokens")  # forms may be mixed
+    np.savez(tmp_path / "by_path.npz", **keyed)
+    for stage in ("before", "after"):
+        r = hlo_run(DUMPS / "transformer" / "a", "--stage", stage, "-i", tmp_path / "by_path.npz",
+                    "--compare", DUMPS / "transformer" / "expected.npz", "--print", "none")
+        assert r.returncode == 0, r.stdout + r.stderr
+    del keyed["p['emb']"]
+    np.savez(tmp_path / "missing.npz", **keyed)
+    r = hlo_run(text, "-i", tmp_path / "missing.npz")
+    assert r.returncode == 2
+    assert "no array for parameter 4 'p__emb__.1': give 'arg4' or 'p__emb__.1' or \"p['emb']\"" in r.stderr

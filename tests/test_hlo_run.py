@@ -119,7 +119,7 @@ def test_f8_npy_saved_by_numpy_is_read_as_raw_bytes(files, tmp_path):
     (["-i", "x.npy"], "the computation has 2 parameter(s) (x, y); got 1 .npy file(s)"),
     (["-i", "y.npy", "x.npy"], "argument 0 for parameter 'x': expected element type f32"),
     (["-i", "missing.npy", "y.npy"], "missing.npy: no such file"),
-    (["-i", "bad.npz"], "no array 'arg1' (or 'y') for parameter 1 'y'; the file has: arg0"),
+    (["-i", "bad.npz"], "no array for parameter 1 'y': give 'arg1' or 'y'; the file has: arg0"),
     (["-i", "extra.npz"], "arrays junk match no parameter"),
     (["-i", "m.hlo", "y.npy"], "m.hlo: not a NumPy .npy or .npz file"),
     (["-i", "short.npy", "y.npy"], "expected shape f32[3], got f32[2]"),

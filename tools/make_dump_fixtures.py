@@ -106,7 +106,7 @@ def program(name: str, variant: str):
 def quantizer_inputs():
     """Values where floor(x / 0.1f) and floor(x * (1 / 0.1f)) differ (a few), among ordinary ones."""
     import numpy as np
-    cand = (np.arange(1, 400, dtype=np.float32) * np.float32(0.1)).astype(np.float32)
+    cand = np.array([k / 10 for k in range(1, 400)], dtype=np.float32)  # 0.1, ..., 39.9 as written
     with np.errstate(all="ignore"):
         a = np.floor(cand / np.float32(0.1))
         b = np.floor(cand * (np.float32(1) / np.float32(0.1)))
