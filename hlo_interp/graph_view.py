@@ -38,10 +38,12 @@ ENGINES = ("auto", "dot", "browser")
 EXPANDABLE = {"fusion", "while", "conditional", "call", "async-start", "custom-call"}
 DOT_MAX_NODES = 2500  # bigger computations are left to the browser
 DOT_BUDGET_S = 90.0  # all dot runs of one page together
+FAR_MIN_NODES = 500  # in computations this big, edges longer than REF_SPAN layers are "far"
+REF_SPAN = 6
 
 # Label geometry: monospace text, so the sizes given to the layout engine are the drawn ones.
-CHAR_W = {"op": 7.4, "name": 6.8, "shape": 6.8, "detail": 6.8, "warn": 6.8}
-LINE_H = {"op": 15, "name": 13, "shape": 13, "detail": 13, "warn": 12}
+CHAR_W = {"op": 7.4, "name": 6.8, "shape": 6.8, "detail": 6.8, "warn": 6.8, "far": 6.8}
+LINE_H = {"op": 15, "name": 13, "shape": 13, "detail": 13, "warn": 12, "far": 13}
 _LABEL_MAX = 60
 
 
@@ -213,7 +215,52 @@ def comp_model(g: Graph, comps: dict, sources: _Sources, status: Optional[dict] 
         new = {k: i for i, k in enumerate(keep)}
         nodes = [nodes[k] for k in keep]
         edges = [[new[e[0]], new[e[1]]] + e[2:] for e in edges if e is not None]
+    if len(nodes) >= FAR_MIN_NODES:
+        _far(nodes, edges)
     return {"n": nodes, "e": edges, "size": len(g.computation.instructions), "L": None}
+
+
+def _far(nodes: list, edges: list, span: int = REF_SPAN) -> None:
+    """In a big computation, an edge spanning more than `span` layers (a weight read by the 30th
+    layer of a model, an activation saved for the backward pass) is marked far (a 6th field, 1): the
+    layout engines leave it out (long edges cost them time quadratic in their length and draw bundles
+    of lines across the whole picture), its ends say "+k far operands/users", and the page draws it
+    only while one of its ends is selected."""
+    n = len(nodes)
+    preds: list = [[] for _ in range(n)]
+    for e in edges:
+        if not e[3]:
+            preds[e[1]].append(e[0])
+    layer = [-1] * n
+    for k in range(n):
+        if layer[k] >= 0:
+            continue
+        stack = [k]
+        while stack:
+            v = stack[-1]
+            todo = [u for u in preds[v] if layer[u] < 0 and u != v and u not in stack]
+            if todo:
+                stack += todo
+                continue
+            stack.pop()
+            if layer[v] < 0:
+                layer[v] = 1 + max((layer[u] for u in preds[v] if u != v and layer[u] >= 0), default=-1)
+    far_in = [0] * n
+    far_out = [0] * n
+    for e in edges:
+        if not e[3] and layer[e[1]] - layer[e[0]] > span:
+            e.append(1)
+            far_in[e[1]] += 1
+            far_out[e[0]] += 1
+    for k, nd in enumerate(nodes):
+        parts = []
+        if far_in[k]:
+            parts.append(f"+{far_in[k]} far operand{'s' if far_in[k] > 1 else ''}")
+        if far_out[k]:
+            parts.append(f"+{far_out[k]} far user{'s' if far_out[k] > 1 else ''}")
+        if parts:
+            nd["l"] = nd["l"] + [[" ".join(parts), "far"]]
+            nd["w"], nd["h"] = _size(nd["l"])
 
 
 def _node_data(n: Node, m: ir.Module, comps: dict, sources: _Sources, status: Optional[dict]) -> dict:
@@ -265,7 +312,8 @@ def _dot_text(name: str, cm: dict, sizes: dict) -> str:
     if root is not None and len(cm["n"]) > 1:
         lines.append("{rank=sink; " + root + "}")
     for j, e in enumerate(cm["e"]):
-        lines.append(f'{e[0]} -> {e[1]} [id="e{j}"{", weight=0" if e[3] else ""}];')
+        if len(e) < 6:  # far edges are left out
+            lines.append(f'{e[0]} -> {e[1]} [id="e{j}"{", weight=0" if e[3] else ""}];')
     lines.append("}")
     return "\n".join(lines) + "\n"
 

@@ -317,8 +317,8 @@ def test_dot_layout_parameters_top_root_bottom_no_overlaps():
     boxes = [(L["x"][k] - n["w"] / 2, L["y"][k] - n["h"] / 2, L["x"][k] + n["w"] / 2, L["y"][k] + n["h"] / 2)
              for k, n in enumerate(cm["n"])]
     assert _overlaps(boxes) == []
-    for e, p in zip(cm["e"], L["p"]):  # operands above users; every edge routed
-        assert ys[e[0]] < ys[e[1]] and len(p) >= 8
+    for e, p in zip(cm["e"], L["p"]):  # operands above users; every edge routed (none is far here)
+        assert len(e) == 5 and ys[e[0]] < ys[e[1]] and len(p) >= 8
 
 
 def _overlaps(boxes, tol=0.5):
@@ -349,6 +349,31 @@ def test_dot_lays_out_the_opened_state_with_frame_sizes():
         w, h = opened["sz"][str(k)]
         assert w >= inner["W"] and h == pytest.approx(inner["H"] + 26 + 16 + 12)
         assert w == pytest.approx(graph_view.frame_size(n, [(f"fused: {n['c'][0][1]}", (inner["W"], inner["H"]))])[0])
+
+
+def _long_skip_module(n):
+    """x feeds the first add and the last: in an n-long chain, one edge spans n layers."""
+    lines = ["HloModule chain", "ENTRY e {", "  x = f32[8] parameter(0)", "  a0 = f32[8] negate(x)"]
+    lines += [f"  a{k} = f32[8] negate(a{k - 1})" for k in range(1, n)]
+    lines += [f"  ROOT r = f32[8] add(a{n - 1}, x)", "}"]
+    return hlo_interp.parse("\n".join(lines))
+
+
+def test_far_edges_left_out_of_big_layouts():
+    m = _long_skip_module(graph_view.FAR_MIN_NODES)
+    V = graph_view.view_model(m, graph.build(m, max_nodes=None), engine="browser")
+    cm = V["comps"][V["top"]]
+    far = [e for e in cm["e"] if len(e) > 5]
+    assert len(far) == 1 and cm["n"][far[0][0]]["nm"] == "x" and cm["n"][far[0][1]]["nm"] == "r"
+    assert cm["n"][far[0][1]]["l"][-1] == ["+1 far operand", "far"]
+    assert cm["n"][far[0][0]]["l"][-1] == ["+1 far user", "far"]
+    small = _long_skip_module(20)
+    cm = graph_view.view_model(small, graph.build(small), engine="browser")["comps"]["e"]
+    assert all(len(e) == 5 for e in cm["e"])  # small computations draw every edge
+    if DOT:
+        V = graph_view.view_model(m, graph.build(m, max_nodes=None), engine="dot")
+        L = V["comps"]["e"]["L"][0]
+        assert sum(1 for p in L["p"] if not p) == 1  # the far edge was not given to dot
 
 
 def test_html_is_self_contained():

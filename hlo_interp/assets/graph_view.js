@@ -45,7 +45,7 @@ function dagreLayout(C, sizes) {
     g.setNode(String(i), {width: s[0], height: s[1]});
   });
   C.e.forEach(function (e, k) {
-    if (e[0] !== e[1]) g.setEdge(String(e[0]), String(e[1]), {weight: e[3] ? 0 : 1}, 'e' + k);
+    if (e[0] !== e[1] && !e[5]) g.setEdge(String(e[0]), String(e[1]), {weight: e[3] ? 0 : 1}, 'e' + k);
   });
   dagre.layout(g);
   var L = {x: [], y: [], W: g.graph().width || 0, H: g.graph().height || 0, p: [], b: 0, engine: 'dagre',
@@ -53,7 +53,7 @@ function dagreLayout(C, sizes) {
   for (var k in sizes) L.sz[k] = sizes[k];
   C.n.forEach(function (n, i) { var v = g.node(String(i)); L.x.push(v.x); L.y.push(v.y); });
   C.e.forEach(function (e, k) {
-    var ed = e[0] !== e[1] ? g.edge(String(e[0]), String(e[1]), 'e' + k) : null, p = [];
+    var ed = e[0] !== e[1] && !e[5] ? g.edge(String(e[0]), String(e[1]), 'e' + k) : null, p = [];
     if (ed && ed.points) ed.points.forEach(function (q) { p.push(q.x, q.y); });
     L.p.push(p);
   });
@@ -108,9 +108,11 @@ Inst.prototype.build = function () {
   this.nodeEls = [];
   this.edgeEls = [];
   var nin = {};
-  C.e.forEach(function (e) { if (!e[3]) nin[e[1]] = Math.max(nin[e[1]] || 0, e[2] + 1); });
+  C.e.forEach(function (e) { if (!e[3] && !e[5]) nin[e[1]] = Math.max(nin[e[1]] || 0, e[2] + 1); });
   this.nin = nin;
+  this.gfar = el('g', {'class': 'far'}, this.g);
   C.e.forEach(function (e, k) {
+    if (e[5]) { self.edgeEls.push(null); return; }  // far: drawn while an end is selected
     var g = el('g', {'class': e[3] ? 'edge ctl' : 'edge'}, ge);
     var p = el('path', {}, g), t = null;
     if (e[4] && !e[3]) { t = el('text', {'class': 'el'}, g); t.textContent = e[4]; }
@@ -169,6 +171,7 @@ Inst.prototype.relayout = function () {
   });
   this.box = box;
   C.e.forEach(function (e, k) {
+    if (e[5]) return;
     var p = L.p[k] || [], pts = [], q;
     for (q = 0; q + 1 < p.length; q += 2) pts.push([p[q] + sx(p[q]), p[q + 1] + sy(p[q + 1])]);
     var a = box[e[0]], b = box[e[1]], n = self.nin[e[1]] || 1;
@@ -187,6 +190,7 @@ Inst.prototype.relayout = function () {
       }
     }
     var els = self.edgeEls[k];
+    if (!els) return;
     els[0].setAttribute('d', d);
     if (els[1]) {
       var last = pts[pts.length - 1], prev = pts.length > 2 ? pts[pts.length - 2] : pts[0];
@@ -254,7 +258,7 @@ Frame.prototype.measure = function () {
 function Viewer(host, V, opts) {
   this.host = host; this.V = V; this.opts = opts || {};
   this.S = 1; this.TX = 0; this.TY = 0;
-  V.lineH = V.lineH || {op: 15, name: 13, shape: 13, detail: 13, warn: 12};
+  V.lineH = V.lineH || {op: 15, name: 13, shape: 13, detail: 13, warn: 12, far: 13};
   this.svg = el('svg', {'class': 'gsvg'}, host);
   el('path', {d: 'M0,0L10,5L0,10z', fill: '#777'},
     el('marker', {id: 'arrow-' + V.id, viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto'},
@@ -462,8 +466,23 @@ Viewer.prototype.selectName = function (cname, name, center) {
   return true;
 };
 
+Inst.prototype.drawFar = function (i) {
+  var g = this.gfar, C = this.C, box = this.box;
+  while (g.firstChild) g.removeChild(g.firstChild);
+  if (i === null) return;
+  C.e.forEach(function (e) {
+    if (!e[5] || (e[0] !== i && e[1] !== i)) return;
+    var a = box[e[0]], b = box[e[1]];
+    var x0 = a[0] + a[2] / 2, y0 = a[1] + a[3], x1 = b[0] + b[2] / 2, y1 = b[1], m = (y1 - y0) / 2;
+    el('path', {d: 'M' + r1(x0) + ',' + r1(y0) + 'C' + r1(x0) + ',' + r1(y0 + m) + ' ' + r1(x1) + ',' + r1(y1 - m) + ' ' + r1(x1) + ',' + r1(y1)}, g);
+  });
+};
+
 Viewer.prototype.select = function (inst, i, center) {
   if (this.sel) this.sel.classList.remove('sel');
+  if (this.farInst) this.farInst.drawFar(null);
+  inst.drawFar(i);
+  this.farInst = inst;
   var g = inst.nodeEls[i];
   var f = inst.open[i];
   this.sel = f ? f.rect : g;
@@ -560,6 +579,7 @@ window.HloGraph = {Viewer: Viewer, Finder: Finder, infoHtml: infoHtml, selectHas
 window.hloGraphPage = function () {
   var t0 = performance.now();
   var V = JSON.parse(document.getElementById('graph-data').textContent);
+  document.body.setAttribute('data-parse-ms', Math.round(performance.now() - t0));
   var info = document.getElementById('info');
   function onselect(v, inst, i) {
     info.innerHTML = infoHtml(v, inst, i);
@@ -580,6 +600,7 @@ window.hloGraphPage = function () {
   selectHash([v]);
   window.hloViewer = v;
   document.body.setAttribute('data-load-ms', Math.round(performance.now() - t0));
+  document.body.setAttribute('data-ready-ms', Math.round(performance.now()));  // since navigation start
   document.body.setAttribute('data-engine', v.root.L.engine);
   document.body.setAttribute('data-ready', '1');
 };
