@@ -287,7 +287,11 @@ def hlo_text(model: str, inputs, after: bool) -> str:
 
 def _load_npz(path):
     z = np.load(path)
-    return [z[f"arg{i}"] for i in range(len(z.files))]
+    out = [z[f"arg{i}"] for i in range(len(z.files))]
+    if any(a.dtype.kind == "V" and a.dtype.itemsize == 2 for a in out):  # np.savez writes bf16 as V2
+        import ml_dtypes
+        out = [a.view(ml_dtypes.bfloat16) if a.dtype.kind == "V" and a.dtype.itemsize == 2 else a for a in out]
+    return out
 
 
 def _save_npz(path, outs):

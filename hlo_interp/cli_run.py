@@ -653,7 +653,10 @@ def _main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol
         from .ops.registry import TOKEN
         args = [TOKEN for _ in params]
     t3 = time.perf_counter()
-    from .debug import live_progress
+    if show_progress or session is not None:
+        from .debug import live_progress
+    else:
+        live_progress = _no_progress  # hlo_interp.debug (and what it imports) only when asked for
     with live_progress(observer if show_progress else None, color):
         if session is not None:
             from .debug import execute
@@ -680,6 +683,17 @@ def _main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol
         sys.stderr.write(f"parse {1e3 * (t1 - t0):.1f} ms, build {1e3 * (t2 - t1):.1f} ms, "
                          f"inputs {1e3 * (t3 - t2):.1f} ms, run {1e3 * (t4 - t3):.1f} ms\n")
     return status
+
+
+class _no_progress:
+    def __init__(self, obs, color):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 def _report_debug(got, dbg: _DebugOptions, color: str) -> int:

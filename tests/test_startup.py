@@ -216,3 +216,17 @@ def test_struct_rounds_as_a_c_cast():
             with np.errstate(over="ignore"):
                 want = float(np.float64(x).astype(dt))
             assert got == want or (math.isnan(got) and math.isnan(want)), (code, x)
+
+
+def test_hlo_run_imports_no_presentation_or_grammar_machinery(tmp_path):
+    """A plain `hlo-run` (no --trace/--profile/--progress) needs NumPy and the evaluator, not rich, Lark,
+    SciPy or hlo_interp.debug."""
+    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "hlo_interp.cli_run", str(SAMPLE),
+                        "--inputs", str(ROOT / "samples" / "mlp.inputs.npz"), "--output", str(tmp_path / "o.npz"),
+                        "--print", "none"], capture_output=True, text=True, cwd=str(ROOT))
+    assert r.returncode == 0, r.stderr[-2000:]
+    names = {line.rsplit("|", 1)[1].strip() for line in r.stderr.splitlines()
+             if line.startswith("import time:") and line.count("|") == 2}
+    assert "numpy" in names and "hlo_interp.evaluator" in names
+    assert not names & {"rich", "lark", "scipy", "hlo_interp.debug"}, sorted(names & {"rich", "lark", "scipy",
+                                                                                        "hlo_interp.debug"})
