@@ -204,6 +204,7 @@ class _LazyGroup(PipeSafe, click.Group):
         "diff": "hlo_interp.cli_diff:command",
         "info": "hlo_interp.cli_info:command",
         "graph": "hlo_interp.cli_graph:command",
+        "bisect": "hlo_interp.cli_bisect:command",
     }
 
     def list_commands(self, ctx):

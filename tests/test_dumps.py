@@ -334,3 +334,51 @@ def test_inputs_keyed_by_jax_pytree_paths(tmp_path):
     r = hlo_run(text, "-i", tmp_path / "missing.npz")
     assert r.returncode == 2
     assert "no array for parameter 4 'p__emb__.1': give 'arg4' or 'p__emb__.1' or \"p['emb']\"" in r.stderr
+
+
+# --------------------------------------------------------------------------------------------------
+# hlo bisect: which pass changed the numbers?
+
+BISECT = DUMPS / "bisect"
+
+
+def test_the_quantizer_really_changes_between_its_texts():
+    """XLA:CPU's result (expected.npz) is that of the optimized text; the unoptimized text, run on the
+    same inputs, puts 4 of 16 values in another bin: x / 0.1 is not x * 10 in f32."""
+    d = BISECT / "dump"
+    r = hlo_run(d, "--stage", "after", "-i", BISECT / "args.npz", "--compare", BISECT / "expected.npz",
+                "--print", "none")
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = hlo_run(d, "--stage", "before", "-i", BISECT / "args.npz", "--compare", BISECT / "expected.npz",
+                "--print", "none")
+    assert r.returncode == 1 and "4 of 16 differ" in r.stdout, r.stdout
+
+
+def test_bisect_names_the_algebraic_simplifier():
+    r = run("bisect", BISECT / "dump", "-i", BISECT / "args.npz")
+    assert r.returncode == 1, r.stdout + r.stderr
+    out = r.stdout
+    assert "first pass after which the results leave tolerance: algsimp (pipeline simplification)" in out
+    assert "0005.simplification.after_pipeline-start.before_algsimp.txt" in out
+    assert "0006.simplification.after_algsimp.before_simplify-sorts.txt" in out
+    assert "MISMATCH out0 s32[16]: 4 of 16 differ" in out
+    # what the pass changed: the divide by 0.1 became a multiply by 10
+    assert "opcode: divide -> multiply" in out and "literal: 0.1 -> 10" in out
+    # where the values part: the floor, fed by the new multiply
+    assert "first diverging value: %floor.1 (floor)" in out and "new in this pass: %multiply" in out
+    # bisection, not a linear scan: the last text, then about log2(25) more
+    assert out.count("  ran ") <= 6
+
+
+def test_bisect_without_pass_files_or_inputs_is_exit_2(tmp_path):
+    r = run("bisect", DUMPS / "rnn" / "a", "-i", DUMPS / "rnn" / "args.npz")
+    assert r.returncode == 2 and "--xla_dump_hlo_pass_re=.*" in r.stderr
+    r = run("bisect", BISECT / "dump")
+    assert r.returncode == 2 and "give --inputs" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_bisect_when_no_pass_changes_the_results():
+    """With inputs where x / 0.1 and x * 10 agree, every text agrees: exit 0 after one run of the last."""
+    r = run("bisect", BISECT / "dump", "--random-inputs", "--rtol", "1", "--atol", "100")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "no pass changed the results (1 text(s) run)" in r.stdout
