@@ -88,7 +88,7 @@ window.hloDiffPage = function () {
     if (parts.length > 1) v.selectName(parts[0], parts[1], true); else v.selectName(v.top, parts[0], true);
   }
   window.addEventListener('hashchange', fromHash);
-  window.addEventListener('resize', function () { va.fit(); vb.fit(); });
+  window.addEventListener('resize', function () { if (!va.touched) va.fit(); if (!vb.touched) vb.fit(); });
   fromHash();
   document.body.setAttribute('data-load-ms', Math.round(performance.now() - t0));
   document.body.setAttribute('data-ready', '1');

@@ -566,10 +566,12 @@ def page(g: Graph, V: dict) -> str:
         f"<title>{_h(title)}</title>",
         f"<style>{_asset('graph_view.css')}</style></head>",
         f'<body data-nodes="{len(g.nodes)}" data-edges="{len(g.edges)}" data-ready="0">',
-        f'<div id="bar"><b>{_h(title)}</b><span>{_h(counts)}</span><span id="note" title="{note}">{note}</span>'
+        f'<div id="bar"><b>{_h(title)}</b><span class="counts">{_h(counts)}</span>'
+        f'<span id="note" title="{note}">{note}</span>'
         '<span class="sp"></span><input id="find" placeholder="find: name, opcode, op_name" size="24">'
-        '<span id="found"></span><button id="fit">Fit</button><button id="expand">Expand fusions</button>'
-        '<button id="expandall">Expand all</button><button id="collapse">Collapse</button></div>',
+        '<span id="found"></span><button id="fit">Fit</button><button id="expand" title="open every fusion">'
+        'Open fusions</button><button id="expandall" title="open every fusion, while, conditional, call, '
+        'recursively">Open all</button><button id="collapse">Close all</button></div>',
         '<div id="view"></div><div id="info"></div>',
         f'<script type="application/json" id="graph-data">{_json(V)}</script>',
         scripts(),

@@ -360,7 +360,7 @@ Viewer.prototype.zoomAt = function (k, mx, my) {
 Viewer.prototype.drawMini = function (nodes) {
   var c = this.mini, root = this.root;
   if (!root || !root.W) return;
-  var MW = 180, MH = 140, m = Math.min(MW / root.W, MH / root.H);
+  var MW = 150, MH = 110, m = Math.min(MW / root.W, MH / root.H);
   var w = Math.max(20, Math.ceil(root.W * m)), h = Math.max(20, Math.ceil(root.H * m));
   if (nodes || !this.miniImg) {
     var off = document.createElement('canvas');
@@ -404,11 +404,12 @@ Viewer.prototype.events = function () {
   window.addEventListener('mouseup', function () { drag = null; });
   window.addEventListener('mousemove', function (ev) {
     if (!drag) return;
-    moved = true;
+    moved = self.touched = true;
     self.TX = ev.clientX - drag[0]; self.TY = ev.clientY - drag[1]; self.apply();
   });
   svg.addEventListener('wheel', function (ev) {
     ev.preventDefault();
+    self.touched = true;
     var r = svg.getBoundingClientRect();
     self.zoomAt(Math.exp(-ev.deltaY * 0.0015), ev.clientX - r.left, ev.clientY - r.top);
   }, {passive: false});
@@ -479,6 +480,7 @@ Inst.prototype.drawFar = function (i) {
 };
 
 Viewer.prototype.select = function (inst, i, center) {
+  this.touched = true;
   if (this.sel) this.sel.classList.remove('sel');
   if (this.farInst) this.farInst.drawFar(null);
   inst.drawFar(i);
@@ -596,7 +598,7 @@ window.hloGraphPage = function () {
   document.getElementById('expandall').onclick = function () { v.expandAll('all'); v.relayout(); v.fit(); };
   document.getElementById('collapse').onclick = function () { v.collapseAll(); v.fit(); };
   window.addEventListener('hashchange', function () { selectHash([v]); });
-  window.addEventListener('resize', function () { v.fit(); });
+  window.addEventListener('resize', function () { if (!v.touched) v.fit(); });
   selectHash([v]);
   window.hloViewer = v;
   document.body.setAttribute('data-load-ms', Math.round(performance.now() - t0));
