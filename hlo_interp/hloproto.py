@@ -683,34 +683,6 @@ def _alias_text(io) -> str:
         + (f", {kinds[e.kind]}" if e.kind == 2 else "") + ")" for e in io.entries) + " }"
 
 
-def _post_order(mp, entry_id):
-    """The computations in the order XLA prints them: callees before callers, depth first from the
-    computations nobody calls, in the proto's order (the entry last)."""
-    by_id = {c.id: c for c in mp.computations}
-    called = {cid for c in mp.computations for i in c.instructions for cid in i.called_computation_ids}
-    order, seen = [], set()
-
-    def visit(c):
-        stack = [(c, iter([cid for i in c.instructions for cid in i.called_computation_ids]))]
-        seen.add(c.id)
-        while stack:
-            comp, it = stack[-1]
-            for cid in it:
-                if cid in by_id and cid not in seen:
-                    seen.add(cid)
-                    sub = by_id[cid]
-                    stack.append((sub, iter([x for i in sub.instructions for x in i.called_computation_ids])))
-                    break
-            else:
-                stack.pop()
-                order.append(comp)
-    roots = [c for c in mp.computations if c.id not in called and c.id != entry_id]
-    for c in roots + [by_id[entry_id]] + list(mp.computations):
-        if c.id not in seen:
-            visit(c)
-    return order
-
-
 def module_text(mp, filename: str = "<proto>") -> str:
     """HLO text of an HloModuleProto, in XLA's printing (then read by the ordinary parser)."""
     comps = {c.id: c.name for c in mp.computations}
@@ -750,7 +722,9 @@ def module_text(mp, filename: str = "<proto>") -> str:
                         mp.computations[-1].id)
     sequences = {e.key: list(e.value.instruction_ids) for e in mp.schedule.sequences} \
         if mp.HasField("schedule") else {}
-    for c in _post_order(mp, entry_id):
+    # The proto's order of computations and instructions is the one XLA prints (a scheduled module's
+    # instructions: its schedule); XLA's text of some scheduled modules lists computations in another order.
+    for c in mp.computations:
         names = {i.id: i.name for i in c.instructions}
         shapes = {i.id: i.shape.element_type for i in c.instructions}
         prefix = "ENTRY " if c.id == entry_id else ""
