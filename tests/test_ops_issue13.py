@@ -72,3 +72,20 @@ ENTRY e { p = f32[4,3] parameter(0)  n = s32[] parameter(1)
     out, size = hlo_interp.run(text, x, np.int32(3))
     assert out.shape == (4, 3) and size == 3  # XLA:CPU: f32[4,3], its first 3 rows -x
     np.testing.assert_array_equal(out[:3], -x[:3])
+
+
+def test_check_warns_on_a_non_identity_init():
+    from hlo_interp.shapes.verify import check
+    text = """HloModule m
+add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
+mx { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] maximum(a, b) }
+ENTRY e {
+  p = f32[2,1051] parameter(0)
+  i = f32[] constant(0.5)
+  z = f32[] constant(0)
+  r = f32[2] reduce(p, i), dimensions={1}, to_apply=add
+  s = f32[2] reduce(p, z), dimensions={1}, to_apply=add
+  ROOT m = f32[2] reduce(p, i), dimensions={1}, to_apply=mx
+}"""
+    found = [(f.code, f.severity, f.line, f.column) for f in check(hlo_interp.parse(text))]
+    assert found == [("W110", "warning", 8, 24)]  # at the init operand  # max with 0.5 is harmless: any count gives one value

@@ -296,6 +296,22 @@ ENTRY e { p = f32[6,3] parameter(0)  n = s32[] parameter(1)
      f((6, 3), np.float32))
 
 
+# ---- item 14: how many times XLA:CPU applies a non-identity init value (zeros in: the result counts it)
+_ADD = """HloModule m
+r {{ a = {T}[] parameter(0)  b = {T}[] parameter(1)  ROOT r = {T}[] {op}(a, b) }}
+"""
+for T, dt, op, init in (("f32", np.float32, "add", "0.5"), ("f64", np.float64, "add", "0.5"),
+                        ("s32", np.int32, "add", "1"), ("bf16", ml_dtypes.bfloat16, "add", "0.5"),
+                        ("f32", np.float32, "multiply", "1.001")):
+    for shape, dims in (((2, 1051), (1,)), ((13, 1051, 21), (1,)), ((4095,), (0,)), ((4096,), (0,)),
+                        ((64, 64), (1,)), ((40, 4), (0,)), ((8, 8, 64), (0, 2))):
+        rs = [nn for i, nn in enumerate(shape) if i not in dims]
+        xv = (np.zeros if op == "add" else np.ones)(shape, dt)
+        case(f"reduce_init_count_{op}_{T}_{'x'.join(map(str, shape))}_d{''.join(map(str, dims))}", 14,
+             _ADD.format(T=T, op=op) + f"""ENTRY e {{ p = {T}{list(shape)} parameter(0)  i = {T}[] constant({init})
+  ROOT o = {T}{rs} reduce(p, i), dimensions={{{",".join(map(str, dims))}}}, to_apply=r }}""".replace(", ", ","), xv)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only")

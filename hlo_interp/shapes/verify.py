@@ -72,6 +72,10 @@ CODES: dict[str, tuple[str, str, str]] = {
     "E208": ("empty-computation", "error", "a computation has no instructions"),
     "E209": ("fusion-dead-instruction", "error", "a non-root instruction of a fused computation has no "
                                                  "users"),
+    "W110": ("non-identity-init", "warning", "a reduce/reduce-window add or multiply starts from a "
+                                             "value that is not the reducer's identity: XLA requires one, "
+                                             "and applies a non-identity init a shape-dependent number of "
+                                             "times (hlo-run follows XLA:CPU's count, see ops/reduce.py)"),
     "W201": ("signature-parameters", "warning", "the computation's signature disagrees with its "
                                                 "parameter instructions (XLA ignores the signature)"),
     "E301": ("invalid-layout", "error", "minor_to_major is not a permutation of the dimensions"),
@@ -635,6 +639,8 @@ class _Checker:
             self.add("N001", f"constant {ins.name} has an elided value {{...}}: XLA fills it with "
                              f"arbitrary values, so results that depend on it are not reproducible",
                      ins.loc, comp, ins)
+        if opcode in ("reduce", "reduce-window") and ok_operands:
+            self.check_reduce_init(comp, ins, by_name)
         # layouts
         if ins.shape is not None:
             self.check_layouts(ins.shape, comp, ins)
@@ -688,6 +694,35 @@ class _Checker:
             self.check_instruction_rules(comp, ins, operand_shapes)
 
     # ---- rules of XLA's ShapeVerifier / InstructionVerifier beyond the shape rules
+    def check_reduce_init(self, comp, ins, by_name) -> None:
+        """W110: an add/multiply reducer (its root the op of its two parameters) whose init value is a
+        constant other than 0 / 1."""
+        try:
+            reducer = self.m.computation(ins.attrs.get("to_apply"))
+        except (KeyError, TypeError):
+            return
+        root = reducer.root if reducer.instructions else None
+        n = len(ins.operands) // 2
+        if n != 1 or root is None or root.opcode not in ("add", "multiply") or len(root.operands) != 2:
+            return
+        rby = {i.name: i for i in reducer.instructions}
+        if any(rby.get(o) is None or rby[o].opcode != "parameter" for o in root.operands):
+            return
+        init = by_name.get(ins.operands[1])
+        lit = init.literal if init is not None and init.opcode == "constant" else None
+        if lit is None or lit.elided or not isinstance(lit.shape, ir.ArrayShape) or lit.shape.dims:
+            return
+        try:
+            v = complex(lit.value.reshape(()).item())
+        except (TypeError, ValueError, AttributeError):
+            return
+        ident = 0 if root.opcode == "add" else 1
+        if v != ident and v == v:  # (a NaN init is its own finding's business)
+            self.add("W110", f"{ins.name}: the init value of this {root.opcode} {ins.opcode} is "
+                             f"{lit.value.reshape(()).item()}, not the reducer's identity {ident}: XLA requires "
+                             f"an identity and applies other values a shape-dependent number of times",
+                     self.operand_loc(ins, ins.operands[1]), comp, ins)
+
     def check_instruction_rules(self, comp, ins, operand_shapes) -> None:
         op = ins.opcode
         shape = self.shapes.get((comp.name, ins.name))
