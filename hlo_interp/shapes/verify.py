@@ -712,14 +712,15 @@ class _Checker:
         lit = init.literal if init is not None and init.opcode == "constant" else None
         if lit is None or lit.elided or not isinstance(lit.shape, ir.ArrayShape) or lit.shape.dims:
             return
-        try:
-            v = complex(lit.value.reshape(()).item())
-        except (TypeError, ValueError, AttributeError):
+        try:  # the parser's Python number when it has one (`hlo check` imports no NumPy)
+            raw = lit.flat[0] if lit.flat is not None else lit.value.reshape(()).item()
+            v = complex(raw)
+        except (TypeError, ValueError, AttributeError, IndexError):
             return
         ident = 0 if root.opcode == "add" else 1
         if v != ident and v == v:  # (a NaN init is its own finding's business)
             self.add("W110", f"{ins.name}: the init value of this {root.opcode} {ins.opcode} is "
-                             f"{lit.value.reshape(()).item()}, not the reducer's identity {ident}: XLA requires "
+                             f"{raw}, not the reducer's identity {ident}: XLA requires "
                              f"an identity and applies other values a shape-dependent number of times",
                      self.operand_loc(ins, ins.operands[1]), comp, ins)
 
