@@ -89,3 +89,24 @@ ENTRY e {
 }"""
     found = [(f.code, f.severity, f.line, f.column) for f in check(hlo_interp.parse(text))]
     assert found == [("W110", "warning", 8, 24)]  # at the init operand  # max with 0.5 is harmless: any count gives one value
+
+
+def test_unrecognized_comparators_run_on_arrays():
+    """Item 24: comparators with `call`s, tuples and get-tuple-element inside are evaluated on whole
+    arrays (the vectorized merge sort), not one comparison at a time."""
+    from hlo_interp.ops.sort import ComparatorSort
+    for case in CASES:
+        if case["item"] != 24:
+            continue
+        m = hlo_interp.parse(case["text"])
+        calls = []
+        import hlo_interp.ops.sort as sort_mod
+        orig = sort_mod.ComparatorSort.scalar_order
+        sort_mod.ComparatorSort.scalar_order = lambda self, flat: calls.append(1) or orig(self, flat)
+        try:
+            args = [load(f"{case['id']}/arg{k}", mm) for k, mm in enumerate(case["inputs"])]
+            hlo_interp.run(m, *args)
+        finally:
+            sort_mod.ComparatorSort.scalar_order = orig
+        assert not calls, case["id"]
+    assert ComparatorSort is not None

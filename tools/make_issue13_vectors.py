@@ -312,6 +312,30 @@ for T, dt, op, init in (("f32", np.float32, "add", "0.5"), ("f64", np.float64, "
   ROOT o = {T}{rs} reduce(p, i), dimensions={{{",".join(map(str, dims))}}}, to_apply=r }}""".replace(", ", ","), xv)
 
 
+# ---- item 24: comparators no fast path recognizes (GE, a `call`, a tuple inside) run vectorized
+_SORTS = {
+    "ge": """cmp { a = f32[] parameter(0)  b = f32[] parameter(1)  i = s32[] parameter(2)  j = s32[] parameter(3)
+  ROOT c = pred[] compare(a, b), direction=GE }""",
+    "call": """gt { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT c = pred[] compare(x, y), direction=GT }
+cmp { a = f32[] parameter(0)  b = f32[] parameter(1)  i = s32[] parameter(2)  j = s32[] parameter(3)
+  ROOT c = pred[] call(a, b), to_apply=gt }""",
+    "call_tuple": """key { x = f32[] parameter(0)  n = f32[] negate(x)  a = f32[] abs(x)  ROOT t = (f32[], f32[]) tuple(a, n) }
+cmp { a = f32[] parameter(0)  b = f32[] parameter(1)  i = s32[] parameter(2)  j = s32[] parameter(3)
+  ka = (f32[], f32[]) call(a), to_apply=key  kb = (f32[], f32[]) call(b), to_apply=key
+  a0 = f32[] get-tuple-element(ka), index=0  b0 = f32[] get-tuple-element(kb), index=0
+  lt = pred[] compare(a0, b0), direction=LT  eq = pred[] compare(a0, b0), direction=EQ
+  il = pred[] compare(i, j), direction=LT  t = pred[] and(eq, il)
+  ROOT c = pred[] or(lt, t) }""",
+}
+_SX = rng.permutation(np.linspace(-3, 3, 64 * 300)).astype(np.float32).reshape(64, 300)  # distinct values
+_SI = np.broadcast_to(np.arange(300, dtype=np.int32), (64, 300)).copy()
+for nm, comp in _SORTS.items():
+    case(f"sort_comparator_{nm}", 24, f"""HloModule m
+{comp}
+ENTRY e {{ p = f32[64,300] parameter(0)  q = s32[64,300] parameter(1)
+  ROOT s = (f32[64,300], s32[64,300]) sort(p, q), dimensions={{1}}, is_stable=true, to_apply=cmp }}""", _SX, _SI)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only")
