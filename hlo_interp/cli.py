@@ -77,8 +77,26 @@ class PipeSafe:
         with _OutputErrors():
             try:
                 return super().invoke(ctx)
+            except MemoryError:
+                _fail_internal(ctx, "out of memory (the input is too large for this machine)")
+            except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort,
+                    OSError, KeyboardInterrupt, SystemExit):
+                raise
+            except Exception as e:  # noqa: BLE001 - a bug of ours: one line and exit 2, not a traceback
+                if os.environ.get("HLO_INTERP_DEBUG"):
+                    raise
+                _fail_internal(ctx, f"internal error: {type(e).__name__}: {e} (rerun with HLO_INTERP_DEBUG=1 "
+                                    f"for the traceback)")
             finally:
                 sys.stdout.flush()
+
+
+def _fail_internal(ctx, message: str) -> None:
+    """A failure that is not the input's fault (a bug, no memory left): one line on stderr, exit 2
+    (never 1: that is "findings")."""
+    name = ctx.command_path if ctx is not None else "hlo"
+    sys.stderr.write(f"{name}: error: {message}\n")
+    sys.exit(EXIT_ERROR)
 
 
 _CONSOLE_CLASS = None
@@ -365,7 +383,8 @@ def check_cmd(paths, fmt, syntax_only, jobs, shard, ignore, strict, no_notes, co
     for standard input.  Every finding has a code (docs/check-codes.md) usable with --ignore.
 
     \b
-    Exit status: 0 no errors, 1 errors (or warnings with --strict), 2 usage error or unreadable input.
+    Exit status: 0 no errors, 1 errors (or warnings with --strict), 2 usage error, unreadable input,
+    no module found, or an internal error (E000).
 
     \b
     Examples:
@@ -392,6 +411,7 @@ def check_cmd(paths, fmt, syntax_only, jobs, shard, ignore, strict, no_notes, co
         raise click.UsageError("standard input ('-') can be read only once")
 
     inputs, problems = expand_paths(paths)
+    found_any = bool(inputs)
     if shard_n is not None:
         inputs = [x for i, x in enumerate(inputs) if i % shard_n == shard_k - 1]
     options = {"syntax_only": syntax_only, "ignore": tuple(ignored), "notes": not no_notes}
@@ -403,7 +423,11 @@ def check_cmd(paths, fmt, syntax_only, jobs, shard, ignore, strict, no_notes, co
         for r in results:
             if r.get("skipped"):
                 click.echo(f"skipped {r['file']} (not HLO: {r.get('what') or 'not an HLO module'})", err=True)
-    _present_check(results, fmt, color, strict)
+    # No module at all (an empty folder, a dump of protos only) is an input error, not a pass; an
+    # empty shard of a non-empty set is fine (more CI jobs than files).
+    none_found = not found_any if shard_n is not None else not any(
+        not r.get("error") and not r.get("skipped") for r in results)
+    _present_check(results, fmt, color, strict, none_found)
 
 
 def _plain_path(p: str) -> bool:
@@ -552,10 +576,39 @@ def run_checks(inputs, options: dict, jobs: int = 1, stdin_text: Optional[bytes]
     order = sorted(range(len(work)), key=lambda i: size(work[i]))
     chunk = max(1, min(8, len(work) // (jobs * 8)))
     results: list = [None] * len(work)
+    from concurrent.futures.process import BrokenProcessPool
+    batches = [order[k:k + chunk] for k in range(0, len(order), chunk)]
+    lost: list[int] = []
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        for i, r in zip(order, pool.map(_check_one, [work[i] for i in order], chunksize=chunk)):
-            results[i] = r
+        futures = [(b, pool.submit(_check_batch, [work[i] for i in b])) for b in batches]
+        for b, fut in futures:
+            try:
+                for i, r in zip(b, fut.result()):
+                    results[i] = r
+            except BrokenProcessPool:
+                lost.extend(b)
+    if lost:
+        # A worker died (the OOM killer, a signal) and the pool with it: every file it had not
+        # finished is checked again, each in a process of its own, so that only the file that kills
+        # its process is lost, reported as an error; the others keep their findings.
+        from concurrent.futures import ThreadPoolExecutor
+
+        def alone(i):
+            with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as one:
+                try:
+                    return i, one.submit(_check_one, work[i]).result()
+                except BrokenProcessPool:
+                    name = "<stdin>" if work[i][0] == "-" else work[i][0]
+                    return i, {"file": name, "findings": [], "error": "the checking process died (killed by "
+                                                                      "a signal: out of memory?)"}
+        with ThreadPoolExecutor(max_workers=jobs) as threads:
+            for i, r in threads.map(alone, sorted(lost)):
+                results[i] = r
     return results
+
+
+def _check_batch(jobs: list) -> list[dict]:
+    return [_check_one(j) for j in jobs]
 
 
 def _gh_escape(s: str, prop: bool = False) -> str:
@@ -565,7 +618,7 @@ def _gh_escape(s: str, prop: bool = False) -> str:
     return s
 
 
-def _present_check(results: list[dict], fmt: str, color: str, strict: bool) -> None:
+def _present_check(results: list[dict], fmt: str, color: str, strict: bool, none_found: bool = False) -> None:
     counts = {"error": 0, "warning": 0, "note": 0}
     unreadable = [r for r in results if r.get("error")]
     skipped = sum(1 for r in results if r.get("skipped"))
@@ -578,11 +631,16 @@ def _present_check(results: list[dict], fmt: str, color: str, strict: bool) -> N
         if "error" in sev or (strict and "warning" in sev):
             bad_files += 1
     failing = counts["error"] + (counts["warning"] if strict else 0)
-    status = EXIT_ERROR if unreadable else (EXIT_FINDINGS if failing else EXIT_OK)
+    # An internal error (E000) says the tool broke, not the dump: exit 2 like an unreadable file, so
+    # that CI tells the two apart.
+    internal = any(f.code == "E000" for r in results for f in r["findings"])
+    status = EXIT_ERROR if unreadable or internal or none_found else (EXIT_FINDINGS if failing else EXIT_OK)
     summary = (f"{checked} file(s) checked: {counts['error']} error(s), {counts['warning']} warning(s), "
                f"{counts['note']} note(s)" + (f"; {bad_files} file(s) failing" if bad_files else "")
                + (f"; {len(unreadable)} unreadable" if unreadable else "")
                + (f"; {skipped} skipped (not HLO)" if skipped else ""))
+    if none_found and not unreadable:
+        summary = "error: no HLO module found (directories are searched for *.hlo and *.txt files); " + summary
     if fmt == "json":
         data = {"files": checked + len(unreadable), "summary": {
                     "checked": checked, "errors": counts["error"], "warnings": counts["warning"],

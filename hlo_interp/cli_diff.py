@@ -91,6 +91,8 @@ def command(a, b, ignore, fmt, unified, context, verbose, output, color, module_
             sys.exit(EXIT_ERROR)
     try:
         result = diff_modules(modules[0], modules[1], ig, a_name=names[0], b_name=names[1])
+    except MemoryError:  # the group's handler says it: out of memory, exit 2
+        raise
     except Exception as e:  # noqa: BLE001 - a bug of ours: a message, not a traceback
         _report_error(HloError(f"internal error in hlo diff: {type(e).__name__}: {e}"), color)
         sys.exit(EXIT_ERROR)

@@ -106,6 +106,8 @@ def command(module, output, fmt, computation, around, depth, expand_fusions, exp
         status = EXIT_ERROR
     except BrokenPipeError:
         raise  # the reader of standard output left: PipeSafe ends quietly
+    except MemoryError:  # the group's handler says it: out of memory, exit 2
+        raise
     except Exception as e:  # noqa: BLE001 - a bug of ours: a message, not a traceback
         _report_error(HloError(f"internal error while drawing: {type(e).__name__}: {e}",
                                filename=None if module == "-" else module), color)

@@ -56,6 +56,8 @@ def command(module, as_json, top, computation, color, module_name=None, stage=No
     except HloError as e:
         _report_error(e, color)
         sys.exit(EXIT_ERROR)
+    except MemoryError:  # the group's handler says it: out of memory, exit 2
+        raise
     except Exception as e:  # noqa: BLE001 - a bug of ours: a located message, never a traceback
         _report_error(HloError(f"internal error in hlo info: {type(e).__name__}: {e}", filename=name), color)
         sys.exit(EXIT_ERROR)

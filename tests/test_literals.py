@@ -136,6 +136,6 @@ def test_integer_tokens_in_float_literals_as_xla(text, want):
 @pytest.mark.parametrize("num", ["18446744073709551616", "-9223372036854775809", "9" * 400])
 def test_integer_tokens_beyond_64_bits_are_located_errors(num):
     for text in (f"f32[] constant({num})", f"c64[] constant(({num}, 1))", f"f32[2] constant({{1, {num}}})"):
-        with pytest.raises(hlo_interp.HloError, match="unexpected token type in a literal") as e:
+        with pytest.raises(hlo_interp.HloError, match="integers are int64 or uint64") as e:
             hlo_interp.parse(f"HloModule m\nENTRY e {{\n  ROOT c = {text}\n}}\n")
         assert e.value.line == 3

@@ -316,12 +316,8 @@ def _scalar(v, et, source, offset):
             if not lo <= n <= hi:
                 raise _range_error(source, offset, n, et)
             return n
-        if isinstance(v, bool):
-            return int(v)
         raise HloError.at(source, offset, f"expected an integer for {et.name}, found {_show(v)}")
     if kind == "float":
-        if isinstance(v, bool):
-            return float(v)
         if isinstance(v, tuple) and v[0] == "i":
             return str(_float_of_int_token(int(v[1]), source, offset))
         if isinstance(v, tuple) and v[0] == "f":
@@ -338,6 +334,8 @@ def _scalar(v, et, source, offset):
 def _show(v) -> str:
     if isinstance(v, tuple) and len(v) == 2 and isinstance(v[1], str):
         return v[1]
+    if isinstance(v, bool):
+        return "true" if v else "false"  # XLA takes true and false for pred only
     if isinstance(v, LitTuple):
         return "a tuple"
     if isinstance(v, list):

@@ -148,6 +148,53 @@ def _int(tok: Token, source: SourceText | None = None) -> int:
 
 _DEFAULT_LAYOUTS: dict[int, ir.Layout] = {}
 
+_INT64_MAX = (1 << 63) - 1
+
+
+def _check_dims(dims, dynamic, et, source: SourceText, pos: int) -> None:
+    """XLA's rules for dimension sizes: the parser refuses a negative size (only a dynamic `<=` bound
+    may be -1, the unbounded size), and ShapeUtil::ValidateShape an element count or a byte size
+    that overflows int64 ("Dimensions overflow", "Shape size may overflow int64_t")."""
+    count = 1
+    for d, dyn in zip(dims, dynamic):
+        if d < 0 and not (dyn and d == ir.UNBOUNDED):
+            raise HloError.at(source, pos, f"negative dimension size {d}")
+        count *= max(d, 0)
+    if count > _INT64_MAX:
+        raise HloError.at(source, pos, f"dimensions overflow: {et.name}[{','.join(map(str, dims))}] has more "
+                                       f"than 2^63-1 elements")
+    if count * max(1, et.bits // 8) > _INT64_MAX:
+        raise HloError.at(source, pos, f"shape size may overflow int64: {et.name}"
+                                       f"[{','.join(map(str, dims))}] is more than 2^63-1 bytes")
+
+
+# An integer token beyond int64 and uint64 (XLA's lexer refuses it).  Python's int() of a very long
+# one fails differently from place to place (more than 4,300 digits: ValueError): find them first.
+_LONG_DIGITS = re.compile(r"[0-9]{19,}")
+
+
+def _refuse_huge_integers(source: SourceText, begin: int, end: int | None) -> None:
+    text = source.text
+    for m in _LONG_DIGITS.finditer(text, begin, len(text) if end is None else end):
+        a, b = m.span()
+        before = text[a - 1] if a else " "
+        after = text[b] if b < len(text) else " "
+        if before.isalnum() or before in "._" or after.isalnum() or after in "._":
+            continue  # part of a name, a float (1.5e999...), a hex payload: not an integer token
+        line_start = text.rfind("\n", 0, a) + 1
+        head = text[line_start:a]
+        if head.count('"') % 2 or "//" in head or "/*" in head:
+            continue  # inside a string or a comment
+        if before in "+-":
+            prev = text[a - 2] if a >= 2 else " "
+            if prev.isalnum() or prev in "._-":
+                continue  # a name like add-123...
+            a -= 1
+        digits = m.group().lstrip("0")
+        if len(digits) > 20 or int(digits or "0") >= (1 << 64) or (before == "-" and int(digits) > 1 << 63):
+            shown = text[a:b] if b - a <= 40 else text[a:a + 20] + f"... ({b - a} characters)"
+            raise HloError.at(source, a, f"integer {shown} is out of range: integers are int64 or uint64")
+
 
 def _default_layout(rank: int) -> ir.Layout:
     lay = _DEFAULT_LAYOUTS.get(rank)
@@ -739,6 +786,7 @@ class _Builder:
             raise HloError.at(self.ctx.source, tok.start_pos,
                               f"layout has {len(layout.minor_to_major)} dimensions, "
                               f"but the shape has {len(dims_t)}")
+        _check_dims(dims_t, dyn, et, self.ctx.source, tok.start_pos)
         return ir.ArrayShape(et, dims_t, tuple(dyn) if any_dyn else (False,) * len(dims_t), layout)
 
     def shape_fast(self, c):
@@ -905,6 +953,7 @@ def _decode_fast_shape(text: str, pos: int, source: SourceText) -> ir.ArrayShape
     et_name, dims_s, m2m_s = _FAST_SHAPE_RE.fullmatch(text).groups()
     et = PRIMITIVE_TYPES[et_name]
     dims = tuple(int(d) for d in dims_s.split(",")) if dims_s else ()
+    _check_dims(dims, (False,) * len(dims), et, source, pos)
     if m2m_s is None:
         layout = _default_layout(len(dims))
     else:
@@ -1208,6 +1257,7 @@ def _parse(source: SourceText, start: str, begin: int = 0, end: int | None = Non
     if not source.text[begin:end].strip():
         raise HloError("empty input: expected an HloModule or a computation", filename=source.filename,
                        line=1, column=1, source_line="")
+    _refuse_huge_integers(source, begin, end)
     import gc
     gc_was_enabled = gc.isenabled()
     gc.disable()  # the IR is acyclic-heavy allocation; collections during a parse only cost time
