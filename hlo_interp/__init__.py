@@ -54,15 +54,9 @@ def parse_all(text: str, filename: str = "<string>") -> list[ir.Module]:
 
 
 def parse_file(path: Union[str, "Path"]) -> ir.Module:
-    from pathlib import Path
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise HloError(f"not a text file (invalid UTF-8 at byte {e.start})", filename=str(p)) from None
-    except OSError as e:
-        raise HloError(f"cannot read: {e.strerror}", filename=str(p)) from None
-    return parse(text, str(p))
+    from .diagnostics import read_source
+    text, name = read_source(str(path))  # bounded: an endless stream is an error, not a hang
+    return parse(text, name)
 
 
 def to_text(module: ir.Module, *, strip_metadata: bool = False, strip_backend_config: bool = False,

@@ -415,7 +415,14 @@ def check_cmd(paths, fmt, syntax_only, jobs, shard, ignore, strict, no_notes, co
     if shard_n is not None:
         inputs = [x for i, x in enumerate(inputs) if i % shard_n == shard_k - 1]
     options = {"syntax_only": syntax_only, "ignore": tuple(ignored), "notes": not no_notes}
-    stdin_text = sys.stdin.buffer.read() if any(p == "-" for p, _ in inputs) else None
+    stdin_text = None
+    if any(p == "-" for p, _ in inputs):
+        from .diagnostics import MAX_MODULE_BYTES, TooLarge, read_limited
+        try:
+            stdin_text = bytes(read_limited(sys.stdin.buffer, MAX_MODULE_BYTES, text=True))
+        except TooLarge as e:
+            problems.append({"file": "<stdin>", "error": str(e), "findings": []})
+            inputs = [x for x in inputs if x[0] != "-"]
 
     results = run_checks(inputs, options, jobs, stdin_text)
     results = problems + results
@@ -507,11 +514,16 @@ def _check_one(job) -> dict:
     name = "<stdin>" if path == "-" else path
     try:
         if data is None:
+            from .diagnostics import MAX_MODULE_BYTES, TooLarge, read_limited
             try:
                 with open(path, "rb") as f:
-                    data = f.read()
+                    data = read_limited(f, MAX_MODULE_BYTES, text=not path.endswith(".pb"))
             except OSError as e:
                 return {"file": name, "error": f"cannot read: {e.strerror}", "findings": []}
+            except TooLarge as e:
+                if from_dir:
+                    return {"file": name, "skipped": True, "findings": [], "what": str(e)}
+                return {"file": name, "error": str(e), "findings": []}
         if from_dir:
             from .dumps import classify
             f = classify(path)

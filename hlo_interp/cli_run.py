@@ -47,14 +47,50 @@ def _assemble(shape, get, prefix: str):
     return get(prefix)
 
 
-def gather_inputs(files: list[str], params: list) -> list:
+def _leaf_bytes(params: list) -> dict:
+    """{npz key: bytes of that parameter leaf} for every key gather_inputs accepts."""
+    from . import ir
+    from .evaluator import shape_bytes
+    sizes = {}
+
+    def walk(shape, suffix, k, p):
+        if isinstance(shape, ir.TupleShape):
+            for j, s in enumerate(shape.elements):
+                walk(s, f"{suffix}.{j}", k, p)
+            return
+        for key in (f"arg{k}{suffix}", f"{p.name}{suffix}", f"arr_{k}{suffix}"):
+            sizes[key] = max(sizes.get(key, 0), shape_bytes(shape))
+    for k, p in enumerate(params):
+        walk(p.shape, "", k, p)
+    return sizes
+
+
+def _random_args(params: list, rng, max_bytes: Optional[int]) -> list:
+    """--random-inputs: one value per parameter, each refused up front past max_bytes."""
+    from .evaluator import random_value
+    out = []
+    for p in params:
+        try:
+            out.append(random_value(p.shape, rng, max_bytes))
+        except HloError as e:
+            raise InputError(f"--random-inputs: parameter '{p.name}': {e.message}") from None
+    return out
+
+
+def gather_inputs(files: list[str], params: list, max_bytes: Optional[int] = None, copies: int = 1) -> list:
     """Arguments for the entry's parameters from .npy files (one per parameter, in order) or one .npz
-    (keys arg0, arg1, ... or the parameter names; a tuple parameter's leaves as arg0.0, arg0.1, ...)."""
+    (keys arg0, arg1, ... or the parameter names; a tuple parameter's leaves as arg0.0, arg0.1, ...).
+    Nothing larger than a parameter needs (times `copies`: a leading device axis) or than max_bytes is
+    read or inflated."""
     from . import ir
     from .ops.registry import TOKEN
     data_params = [p for p in params
                    if not (isinstance(p.shape, ir.ArrayShape) and p.shape.element_type.dtype is None)]
-    first = load_arrays(files[0]) if len(files) == 1 else None
+    from .evaluator import shape_bytes
+    sizes = {k: v * copies for k, v in _leaf_bytes(params).items()}
+    headers = 4096 * (1 + len(sizes))
+    total = sum(shape_bytes(p.shape) for p in params) * copies + headers
+    first = load_arrays(files[0], max_bytes, sizes.get, total) if len(files) == 1 else None
     if isinstance(first, dict):
         arrays = first
         used = set()
@@ -96,7 +132,7 @@ def gather_inputs(files: list[str], params: list) -> list:
         if isinstance(p.shape, ir.TupleShape):
             raise InputError(f"parameter '{p.name}' is a tuple: give its leaves in one .npz "
                              f"(keys {', '.join(_leaf_paths(p.shape, 'arg' + str(params.index(p))))})")
-        a = first if first is not None else load_arrays(f)
+        a = first if first is not None else load_arrays(f, max_bytes, None, shape_bytes(p.shape) * copies + 4096)
         if isinstance(a, dict):
             raise InputError(f"{f}: expected a .npy array")
         args.append(a)
@@ -591,7 +627,7 @@ def _main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol
                                                given=bool(inputs or random_inputs))
     t1 = time.perf_counter()
     from . import ir
-    from .evaluator import compile as build, random_value
+    from .evaluator import compile as build
     from .spmd import module_device_counts
     for flag, v in (("--replicas", replicas), ("--partitions", partitions)):
         if v is not None and v < 1:
@@ -639,9 +675,9 @@ def _main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol
     if random_inputs:
         import numpy as np
         rng = np.random.default_rng(seed)
-        args = [random_value(p.shape, rng) for p in params]
+        args = _random_args(params, rng, limit)
     elif inputs:
-        args = gather_inputs(inputs, params)
+        args = gather_inputs(inputs, params, limit)
     elif snapshot_args is not None:
         args = _match_snapshot_args(snapshot_args, params)
     elif params and any(not (isinstance(p.shape, ir.ArrayShape) and p.shape.element_type.dtype is None)
@@ -772,7 +808,7 @@ def _main_spmd(mod, n_rep, n_part, same_inputs, inputs, random_inputs, seed, out
     global_view: a shard_map global-view module, run on plain global inputs (spmd.run_global)."""
     import numpy as np
     from . import ir
-    from .evaluator import _parameters, random_value
+    from .evaluator import _parameters
     from .ops.registry import TOKEN
     from .spmd import run_spmd
     ndev = n_rep * n_part
@@ -790,6 +826,10 @@ def _main_spmd(mod, n_rep, n_part, same_inputs, inputs, random_inputs, seed, out
         nleaves = len(_leaf_paths(root_shape, "")) if root_shape is not None else 1
         if nleaves != 1:
             raise InputError(f"the result has {nleaves} leaves: save it as .npz, not .npy")
+    from .evaluator import default_max_bytes, shape_bytes
+    from .spmd import check_device_count
+    check_device_count(n_rep, n_part, sum(shape_bytes(p.shape) for p in params) + shape_bytes(root_shape),
+                       default_max_bytes() if limit is None else limit, filename=mod.filename or None)
 
     def is_token(shape):
         return isinstance(shape, ir.ArrayShape) and shape.element_type.dtype is None
@@ -811,12 +851,12 @@ def _main_spmd(mod, n_rep, n_part, same_inputs, inputs, random_inputs, seed, out
     if random_inputs:
         rng = np.random.default_rng(seed)
         if same_inputs:
-            one = [random_value(p.shape, rng) for p in params]
+            one = _random_args(params, rng, limit)
             per_dev = [list(one) for _ in range(ndev)]
         else:
-            per_dev = [[random_value(p.shape, rng) for p in params] for _ in range(ndev)]
+            per_dev = [_random_args(params, rng, None if limit is None else limit // ndev) for _ in range(ndev)]
     elif inputs:
-        args = gather_inputs(inputs, params)
+        args = gather_inputs(inputs, params, limit, 1 if same_inputs else ndev)
         if same_inputs:
             per_dev = [list(args) for _ in range(ndev)]
         else:

@@ -117,23 +117,57 @@ def caret_excerpt(source_line, column) -> list[str]:
     return ["  " + src, "  " + " " * col + "^"]
 
 
+MAX_MODULE_BYTES = 2 << 30  # a module text larger than this is refused (an endless stream, /dev/zero)
+_CHUNK = 16 << 20
+
+
+class TooLarge(Exception):
+    """What read_limited raises: the stream holds more than the limit (or a NUL, with text=True)."""
+
+
+def read_limited(f, limit: int, text: bool = False) -> bytes:
+    """All of binary stream `f`, read in chunks, refused (TooLarge) as soon as it passes `limit`
+    bytes: an endless stream (/dev/zero, a FIFO) never fills the memory.  text=True also stops at
+    a run of NUL bytes, which no text holds (/dev/zero ends at once; a stray NUL is left to the
+    parser, which points at it)."""
+    data = bytearray()
+    while True:
+        chunk = f.read(min(_CHUNK, limit + 1 - len(data)))
+        if not chunk:
+            return data
+        nul = chunk.find(_NULS) if text else -1
+        if nul >= 0:
+            raise TooLarge(f"not a text file (NUL bytes from byte {len(data) + nul})")
+        data += chunk
+        if len(data) > limit:
+            raise TooLarge(f"larger than {limit} bytes: refused (is it an endless stream?)")
+
+
+_NULS = b"\0" * 1024
+
+
 def read_source(path: str) -> tuple[str, str]:
-    """(text, display name) of an HLO file; '-' is standard input.  Raises HloError, never OSError."""
+    """(text, display name) of an HLO file; '-' is standard input.  Raises HloError, never OSError.
+    Reads at most MAX_MODULE_BYTES (more, or a run of NUL bytes, is an error: /dev/zero ends at once)."""
     import os
     import sys
-    if path == "-":
-        data, name = sys.stdin.buffer.read(), "<stdin>"
-    else:
-        if os.path.isdir(path):
-            raise HloError("is a directory (give an HLO text file)", filename=path)
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except FileNotFoundError:
-            raise HloError("no such file", filename=path) from None
-        except OSError as e:
-            raise HloError(f"cannot read: {e.strerror}", filename=path) from None
-        name = path
+    try:
+        if path == "-":
+            name = "<stdin>"
+            data = read_limited(sys.stdin.buffer, MAX_MODULE_BYTES, text=True)
+        else:
+            name = path
+            if os.path.isdir(path):
+                raise HloError("is a directory (give an HLO text file)", filename=path)
+            try:
+                with open(path, "rb") as f:
+                    data = read_limited(f, MAX_MODULE_BYTES, text=True)
+            except FileNotFoundError:
+                raise HloError("no such file", filename=path) from None
+            except OSError as e:
+                raise HloError(f"cannot read: {e.strerror}", filename=path) from None
+    except TooLarge as e:
+        raise HloError(str(e), filename=name) from None
     try:
         return data.decode("utf-8"), name
     except UnicodeDecodeError as e:

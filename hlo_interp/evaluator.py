@@ -69,17 +69,8 @@ _SIDE_EFFECTS = frozenset(("outfeed", "infeed", "send", "send-done", "recv", "re
 @functools.lru_cache(maxsize=None)
 def default_max_bytes() -> int:
     """Half of the machine's memory (MemTotal), or 8 GiB when it cannot be read."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("MemTotal:"):
-                    return int(line.split()[1]) * 1024 // 2
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
-    except (ValueError, OSError, AttributeError):
-        return 8 << 30
+    from .files import half_of_memory
+    return half_of_memory()
 
 
 @dataclass(frozen=True)
@@ -1050,16 +1041,27 @@ def run(module: ir.Module, *arrays: Any, max_bytes: Optional[int] = None, max_it
 # --------------------------------------------------------------------------------------------------
 # Random values (--random-inputs, --fake-constants)
 
-def random_value(shape: ir.Shape, rng: "np.random.Generator") -> Any:
+def random_value(shape: ir.Shape, rng: "np.random.Generator", max_bytes: Optional[int] = None) -> Any:
     """A random value of `shape`: floats ~ N(0, 1) rounded to the type, integers small (signed in
-    [-8, 8), unsigned in [0, 16), clipped to the type's range), pred fair coin flips, tuples of those."""
+    [-8, 8), unsigned in [0, 16), clipped to the type's range), pred fair coin flips, tuples of those.
+    A value whose making (its NumPy temporaries included) would pass max_bytes (default: half the
+    memory) is refused before anything is allocated."""
+    if max_bytes is None:
+        max_bytes = default_max_bytes()
     if isinstance(shape, ir.TupleShape):
-        return tuple(random_value(s, rng) for s in shape.elements)
+        return tuple(random_value(s, rng, max_bytes) for s in shape.elements)
     if not isinstance(shape, ir.ArrayShape) or shape.element_type.dtype is None:
         return TOKEN
     et = shape.element_type
     dims = tuple(max(d, 0) for d in shape.dims)
     dtype = et.dtype
+    n = shape.num_elements()
+    # the result, and the int64 draws (integers, pred) or the float32/complex parts it is made from
+    temp = 8 if et.kind in ("pred", "sint", "uint") else (dtype.itemsize if et.kind == "complex" else 4)
+    need = n * (dtype.itemsize + temp)
+    if need > max_bytes:
+        raise HloError(f"a random {et.name}[{','.join(map(str, shape.dims))}] input needs {_fmt_bytes(need)} "
+                       f"to make, over the limit of {_fmt_bytes(max_bytes)} (max_bytes / --max-bytes)")
     if et.kind == "pred":
         return rng.integers(0, 2, size=dims).astype(np.bool_)
     if et.kind in ("sint", "uint"):

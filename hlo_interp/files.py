@@ -78,25 +78,71 @@ def _load_npy_bytes(data: bytes, name: str):
     return _parse_npy(data, name)  # what NumPy refuses: our reader, which says what is wrong
 
 
-def load_arrays(path) -> "dict[str, Any] | Any":
-    """A .npy file -> an array; a .npz file -> {key: array}.  ml_dtypes element types (bf16, f8, ...) come
-    back as themselves; an unreadable or damaged file is an InputError naming it."""
-    p = Path(path)
+def half_of_memory() -> int:
+    """Half of the machine's memory (MemTotal), or 8 GiB when it cannot be read: the default bound on
+    what one run may allocate or read."""
     try:
-        data = p.read_bytes()
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024 // 2
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30
+
+
+_HEADER_SLACK = 1 << 20  # .npy headers and zip directories, beyond the arrays' own bytes
+
+
+def load_arrays(path, max_bytes: "int | None" = None,
+                member_limit: "Callable[[str], int | None] | None" = None,
+                expect_bytes: "int | None" = None) -> "dict[str, Any] | Any":
+    """A .npy file -> an array; a .npz file -> {key: array}.  ml_dtypes element types (bf16, f8, ...) come
+    back as themselves; an unreadable or damaged file is an InputError naming it.
+
+    Bounded before anything is allocated: a file larger than max_bytes (default: half the memory; an
+    endless stream such as /dev/zero) is refused while it is read, and a .npz member whose declared
+    uncompressed size passes member_limit(key) (the bytes its parameter needs; None: max_bytes) is
+    refused before it is inflated (zip bombs).  expect_bytes: what the arrays the caller wants take
+    (a parameter's bytes): the file is not read past it (plus headers) either."""
+    limit = half_of_memory() if max_bytes is None else int(max_bytes)
+    if expect_bytes is not None:
+        limit = min(limit, int(expect_bytes))
+    p = Path(path)
+    from .diagnostics import TooLarge, read_limited
+    try:
+        with open(p, "rb") as f:
+            data = read_limited(f, limit + _HEADER_SLACK)
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise InputError(f"{path}: is a directory") from None
     except OSError as e:
         raise InputError(f"{path}: cannot read: {e.strerror}") from None
+    except TooLarge:
+        what = "what the parameters need" if expect_bytes is not None and limit == expect_bytes else "the limit"
+        raise InputError(f"{path}: larger than {what} ({limit} bytes, --max-bytes): refused") from None
     if data[:4] == b"PK\x03\x04" or data[:4] == b"PK\x05\x06":
         try:
             with zipfile.ZipFile(io.BytesIO(data)) as z:
                 out = {}
-                for member in z.namelist():
-                    key = member[:-4] if member.endswith(".npy") else member
-                    out[key] = _load_npy_bytes(z.read(member), f"{path}[{key}]")
+                members = z.infolist()
+                total = 0
+                for info in members:
+                    key = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+                    allowed = member_limit(key) if member_limit is not None else None
+                    allowed = limit if allowed is None else min(int(allowed), limit)
+                    total += info.file_size
+                    if info.file_size > allowed + _HEADER_SLACK or total > limit + _HEADER_SLACK:
+                        raise InputError(f"{path}[{key}]: declares {info.file_size} bytes uncompressed, more "
+                                         f"than {'its parameter needs' if allowed < limit else 'the limit'} "
+                                         f"({allowed} bytes): refused before inflating it")
+                for info in members:
+                    key = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+                    out[key] = _load_npy_bytes(z.read(info), f"{path}[{key}]")
                 return out
         except InputError:
             raise

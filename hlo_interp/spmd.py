@@ -187,6 +187,28 @@ def module_device_counts(module: ir.Module) -> tuple[int, int]:
         return 1, 1
 
 
+MAX_DEVICES = 1024  # each simulated device is a thread with its own copy of the program's state
+
+
+def check_device_count(n_rep: int, n_part: int, per_device_bytes: int = 0, max_bytes: Optional[int] = None,
+                       what: str = "", filename: Optional[str] = None) -> int:
+    """replicas x partitions, refused up front (before any per-device state is built) when the
+    simulation cannot hold it: more than MAX_DEVICES devices, or per-device inputs and results that
+    together pass max_bytes."""
+    if n_rep < 1 or n_part < 1:
+        raise HloError(f"replicas and partitions must be at least 1 (got {n_rep} and {n_part})",
+                       filename=filename)
+    ndev = n_rep * n_part
+    desc = f"{what}{n_rep} replica(s) x {n_part} partition(s) = {ndev} devices"
+    if ndev > MAX_DEVICES:
+        raise HloError(f"{desc}: more than the {MAX_DEVICES} devices the simulator runs (one thread and "
+                       f"one copy of the program's state each)", filename=filename)
+    if max_bytes is not None and per_device_bytes * ndev > max_bytes:
+        raise HloError(f"{desc}: their inputs and results alone take {per_device_bytes * ndev} bytes, over "
+                       f"the limit of {max_bytes} (max_bytes / --max-bytes)", filename=filename)
+    return ndev
+
+
 def run_spmd(module: Any, per_device_inputs: Sequence[Sequence[Any]], replicas: Optional[int] = None,
              partitions: Optional[int] = None, *, timeout: Optional[float] = DEFAULT_TIMEOUT,
              max_bytes: Optional[int] = None, max_iterations: Optional[int] = None,
@@ -203,14 +225,12 @@ def run_spmd(module: Any, per_device_inputs: Sequence[Sequence[Any]], replicas: 
     r0, p0 = module_device_counts(module)
     n_rep = r0 if replicas is None else int(replicas)
     n_part = p0 if partitions is None else int(partitions)
-    if n_rep < 1 or n_part < 1:
-        raise HloError(f"replicas and partitions must be at least 1 (got {n_rep} and {n_part})")
-    ndev = n_rep * n_part
+    opts = evaluator._options(max_bytes, max_iterations, fake_constants, validate, denormals)
+    ndev = check_device_count(n_rep, n_part, filename=module.filename or None)
     per_device_inputs = list(per_device_inputs)
     if len(per_device_inputs) != ndev:
         raise HloError(f"{n_rep} replica(s) x {n_part} partition(s) = {ndev} device(s), but inputs were "
                        f"given for {len(per_device_inputs)}")
-    opts = evaluator._options(max_bytes, max_iterations, fake_constants, validate, denormals)
     comm = Communicator(ndev, timeout)
     devices = [Device(d // n_part, d % n_part, n_rep, n_part, comm) for d in range(ndev)]
     exes = [evaluator.Executable(module, opts, computation, dev) for dev in devices]
@@ -236,8 +256,12 @@ def run_spmd(module: Any, per_device_inputs: Sequence[Sequence[Any]], replicas: 
         warnings.simplefilter("ignore")
         threads = [threading.Thread(target=work, args=(d,), name=f"hlo-device-{d}", daemon=True)
                    for d in range(ndev)]
-        for t in threads:
-            t.start()
+        try:
+            for t in threads:
+                t.start()
+        except RuntimeError as e:  # "can't start new thread": no memory (or thread limit) left
+            comm.abort(HloError("stopped"))
+            raise HloError(f"cannot start {ndev} device threads ({e}): run fewer replicas/partitions") from None
         for t in threads:
             while t.is_alive():  # (in slices: Ctrl-C stays responsive; the threads are daemons)
                 t.join(0.25)
@@ -400,6 +424,7 @@ def prepare_global_view(module: ir.Module) -> tuple[ir.Module, int]:
     if len(sizes) > 1:
         raise HloError(f"shard_map meshes of different sizes {sorted(sizes)} in one module are not supported")
     ndev = sizes.pop() if sizes else 1
+    check_device_count(1, ndev, what="the shard_map mesh: ", filename=module.filename or None)
     return dataclasses.replace(module, computations=comps), ndev
 
 

@@ -230,3 +230,120 @@ def test_18_empty_directory_is_exit_2(tmp_path):
     assert r.returncode == 2 and "no HLO module found" in r.stderr, r.stderr
     (d / "m.hlo").write_text(one_line("ROOT p = f32[] parameter(0)"))
     assert run("check", d).returncode == 0
+
+
+# --------------------------------------------------------------------------------------------------
+# 7-10: memory from tiny inputs (the guard holds before the allocation)
+
+def test_7_constant_shape_is_not_materialized_before_its_body_is_checked(tmp_path):
+    p = module(tmp_path, one_line("ROOT c = f32[100000000] constant({1})"))
+    assert len(p.read_bytes()) < 70
+    for cmd in (("fmt", p), ("check", p), ("hlo-run", p)):
+        r = run(*cmd, mem_gb=0.6)  # 400 MB would not even fit
+        assert "fewer values than its shape f32[100000000] holds" in (r.stdout + r.stderr), r.stderr
+        assert r.returncode in (1, 2) and "Traceback" not in r.stderr
+    p = module(tmp_path, one_line("ROOT c = f32[40000,40000] constant({{1}})"), "b.hlo")
+    r = run("hlo-run", "--max-bytes", "100M", p, mem_gb=0.6)
+    assert_located_error(r, p, 3, "fewer values than its shape f32[40000,40000] holds (1600000000 elements)")
+
+
+def test_8_device_counts_are_refused_up_front(tmp_path):
+    p = module(tmp_path, "HloModule m, replica_count=100000000\nENTRY e {\n  ROOT p = f32[4] parameter(0)\n}\n")
+    assert len(p.read_bytes()) <= 87
+    r = run("hlo-run", "--random-inputs", p, mem_gb=1)
+    assert r.returncode == 2 and "100000000 devices: more than the 1024 devices" in r.stderr, r.stderr
+    sdy = (ROOT / "tests/corpus/jax/smap_psum_multiplatform_cpu_cuda.before.hlo").read_text()
+    assert '"x"=8' in sdy
+    p = module(tmp_path, sdy.replace('"x"=8', '"x"=2147483648'), "mesh.hlo")
+    r = run("hlo-run", "--random-inputs", p, mem_gb=1)
+    assert r.returncode == 2 and "2147483648 devices: more than the 1024" in r.stderr, r.stderr
+    # per-device state over --max-bytes, before any input is made
+    p = module(tmp_path, "HloModule m, replica_count=1000\nENTRY e {\n  ROOT p = f32[100000] parameter(0)\n}\n",
+               "big.hlo")
+    r = run("hlo-run", "--random-inputs", "--max-bytes", "100M", p, mem_gb=1)
+    assert r.returncode == 2 and "over the limit" in r.stderr, r.stderr
+    # the Python API refuses them too
+    with pytest.raises(hlo_interp.HloError, match="more than the 1024 devices"):
+        hlo_interp.run_spmd(hlo_interp.parse(p.read_text()), [[np.zeros(100000, np.float32)]] * 2000,
+                            replicas=2000)
+
+
+def test_9_endless_streams_are_bounded(tmp_path, monkeypatch):
+    p = module(tmp_path, one_line("ROOT p = f32[4] parameter(0)"))
+    for cmd in (("fmt", "/dev/zero"), ("check", "/dev/zero"), ("info", "/dev/zero"), ("diff", "/dev/zero", p),
+                ("hlo-run", "/dev/zero"), ("hlo-run", p, "-i", "/dev/zero")):
+        r = run(*cmd, mem_gb=1, timeout=60)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, (cmd, r.stderr)
+        assert "not a text file" in r.stderr or "larger than what the parameters need" in r.stderr, (cmd, r.stderr)
+    r = run("fmt", "-", input=b"\0" * (1 << 20), mem_gb=1)
+    assert r.returncode == 2 and b"not a text file" in r.stderr
+    # an endless text stream stops at the limit (2 GB by default; small here)
+    import io
+    from hlo_interp import diagnostics
+
+    class Endless(io.RawIOBase):
+        def readable(self):
+            return True
+
+        def readinto(self, b):
+            b[:] = b"x" * len(b)
+            return len(b)
+    monkeypatch.setattr(diagnostics, "MAX_MODULE_BYTES", 1 << 20)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(Endless())))
+    with pytest.raises(hlo_interp.HloError, match="larger than 1048576 bytes"):
+        diagnostics.read_source("-")
+    # and an input array is read up to --max-bytes only
+    from hlo_interp.files import InputError, load_arrays
+    with pytest.raises(InputError, match=r"larger than the limit \(1000 bytes"):
+        load_arrays("/dev/zero", max_bytes=1000)
+
+
+def test_10_random_inputs_respect_max_bytes(tmp_path):
+    p = module(tmp_path, one_line("p = pred[300000000] parameter(0)\n  ROOT s = pred[4] slice(p), slice={[0:4]}"))
+    r = run("hlo-run", "--random-inputs", "--max-bytes", "100M", p, mem_gb=1)
+    assert r.returncode == 2 and "--random-inputs: parameter 'p'" in r.stderr and "over the limit" in r.stderr
+    r = run("hlo-run", "--random-inputs", p, mem_gb=3)  # within the default limit: runs
+    assert r.returncode == 0, r.stderr
+
+
+def test_10_npz_zip_bomb_is_refused_before_inflating(tmp_path):
+    import io
+    import zipfile
+    p = module(tmp_path, one_line("p = pred[300000000] parameter(0)\n  ROOT s = pred[4] slice(p), slice={[0:4]}"))
+    hdr = io.BytesIO()
+    np.lib.format.write_array_header_1_0(hdr, {"descr": "|b1", "fortran_order": False, "shape": (3 << 30,)})
+    bomb = tmp_path / "bomb.npz"
+    with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        with z.open("arg0.npy", "w", force_zip64=True) as f:
+            f.write(hdr.getvalue())
+            chunk = bytes(1 << 24)
+            for _ in range(3 << 6):
+                f.write(chunk)
+    assert bomb.stat().st_size < 4 << 20
+    r = run("hlo-run", "-i", bomb, p, mem_gb=1, timeout=60)
+    assert r.returncode == 2 and "refused before inflating it" in r.stderr, r.stderr
+
+
+def test_10_convolution_temporaries_are_bounded(tmp_path):
+    # 600x600 by 60x60: the result is 1.2 MB; the whole im2col copy would be 4.2 GB
+    p = module(tmp_path, "HloModule m\nENTRY e {\n  x = f32[1,1,600,600] parameter(0)\n"
+                         "  w = f32[1,1,60,60] parameter(1)\n  ROOT c = f32[1,1,541,541] convolution(x, w), "
+                         "window={size=60x60}, dim_labels=bf01_oi01->bf01\n}\n")
+    r = run("hlo-run", "--random-inputs", "-o", tmp_path / "c.npy", "--print", "none", p, mem_gb=1.5, timeout=300)
+    assert r.returncode == 0, r.stderr
+    from hlo_interp.ops import window
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 1, 40, 30)).astype(np.float32)
+    w = rng.standard_normal((1, 1, 7, 5)).astype(np.float32)
+    text = p.read_text().replace("600,600", "40,30").replace("60,60", "7,5").replace("60x60", "7x5") \
+        .replace("541,541", "34,26")
+    whole = hlo_interp.run(text, x, w)[0]
+    old = window.IM2COL_BYTES
+    try:
+        window.IM2COL_BYTES = 4096  # many slabs
+        slabs = hlo_interp.run(text, x, w)[0]
+    finally:
+        window.IM2COL_BYTES = old
+    from scipy.signal import correlate2d
+    np.testing.assert_allclose(whole[0, 0], correlate2d(x[0, 0], w[0, 0], mode="valid"), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(slabs, whole, rtol=1e-5, atol=1e-5)

@@ -172,6 +172,9 @@ def _valid_mask(shape, dims, outs) -> np.ndarray | None:
 # convolution
 
 
+IM2COL_BYTES = 64 << 20  # the largest im2col temporary of a convolution (larger ones run in slabs)
+
+
 def convolution(lhs: np.ndarray, rhs: np.ndarray, out_dtype, window: ir.Window | None,
                 dl: ir.ConvDims, feature_group_count: int = 1, batch_group_count: int = 1) -> np.ndarray:
     k = len(dl.input_spatial)
@@ -225,21 +228,33 @@ def convolution(lhs: np.ndarray, rhs: np.ndarray, out_dtype, window: ir.Window |
         if bad:  # inf/NaN * padding zero would be NaN: padding must contribute nothing
             mask = _valid_mask(x.shape[2:], dims, outs)  # outs... K...
     kk = tuple(range(3 + k, 3 + 2 * k))                   # window axes after the group axis
-    if mask is None:
-        if B > 1:
-            lp = v.reshape((B, Nout, C) + v.shape[2:])
-            wp = w.reshape((B, O // B, I) + w.shape[2:])
-        else:
-            lp = v.reshape((N, G, C // G) + v.shape[2:]).swapaxes(0, 1)
-            wp = w.reshape((G, O // G, I) + w.shape[2:])
-        via_f16 = _kind(out_dtype) == "float" and out_dtype.itemsize == 1
-        r = dot_general(lp, wp, np.dtype(np.float32) if via_f16 else out_dtype, lhs_batch=(0,), rhs_batch=(0,),
-                        lhs_contracting=(2,) + kk, rhs_contracting=tuple(range(2, 3 + k)))
-        if via_f16:  # XLA:CPU: an f8 convolution runs in f32 and is converted to f16, then to f8
-            r = r.astype(np.float16).astype(out_dtype)
-        # r: (G|B, N', outs..., O/G|O/B)
+
+    def contract(v, mask):
+        if mask is None:
+            if B > 1:
+                lp = v.reshape((B, Nout, C) + v.shape[2:])
+                wp = w.reshape((B, O // B, I) + w.shape[2:])
+            else:
+                lp = v.reshape((N, G, C // G) + v.shape[2:]).swapaxes(0, 1)
+                wp = w.reshape((G, O // G, I) + w.shape[2:])
+            via_f16 = _kind(out_dtype) == "float" and out_dtype.itemsize == 1
+            r = dot_general(lp, wp, np.dtype(np.float32) if via_f16 else out_dtype, lhs_batch=(0,),
+                            rhs_batch=(0,), lhs_contracting=(2,) + kk, rhs_contracting=tuple(range(2, 3 + k)))
+            if via_f16:  # XLA:CPU: an f8 convolution runs in f32 and is converted to f16, then to f8
+                r = r.astype(np.float16).astype(out_dtype)
+            return r  # (G|B, N', outs..., O/G|O/B)
+        return _masked_conv(v, w, mask, out_dtype, G, B, k)
+
+    # The im2col copy holds every window of every output position: bounded by computing the output
+    # in slabs of its first spatial dimension (`f32[1,1,600,600]` by a 60x60 kernel: 4.2 GB at once).
+    cols = v.size * max(v.dtype.itemsize, 4)
+    parts = min(outs[0], -(-cols // IM2COL_BYTES)) if k else 1
+    if parts <= 1:
+        r = contract(v, mask)
     else:
-        r = _masked_conv(v, w, mask, out_dtype, G, B, k)
+        step = -(-outs[0] // parts)
+        r = np.concatenate([contract(v[:, :, a:a + step], None if mask is None else mask[a:a + step])
+                            for a in range(0, outs[0], step)], axis=2)
     r = np.moveaxis(r, -1, 1)                             # G, O/G, N', outs...
     r = np.moveaxis(r, 2, 0)                              # N', G, O/G, outs...
     r = r.reshape(canon_shape)

@@ -85,6 +85,14 @@ def parse_literal_body(body: str, offset: int, shape: ir.Shape, source: SourceTe
     stripped = body.strip()
     if stripped in ("{...}", "..."):
         return ir.Literal(shape, None)
+    if isinstance(shape, ir.ArrayShape) and stripped.startswith("{") and shape.rank:
+        # Every element takes at least one character: a body too short for its shape is refused
+        # before anything of the declared size is built (`f32[100000000] constant({1})`).
+        n = shape.num_elements()
+        if n > len(body):
+            raise HloError.at(source, offset, f"the literal has fewer values than its shape "
+                                              f"{shape.element_type.name}[{','.join(map(str, shape.dims))}] "
+                                              f"holds ({n} elements)")
     if isinstance(shape, ir.ArrayShape) and shape.element_type.is_array_type and \
             shape.element_type.kind in ("sint", "uint", "float") and _SIMPLE_NUMERIC.fullmatch(body):
         fast = _fast_dense(body, offset, shape, source)
