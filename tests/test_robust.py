@@ -224,10 +224,12 @@ def test_18_empty_directory_is_exit_2(tmp_path):
     d.mkdir()
     r = run("check", d)
     assert r.returncode == 2 and "no HLO module found" in r.stderr, r.stderr
-    (d / "module.pb").write_bytes(b"\x0a\x03abc")  # a dump of protos only
-    (d / "notes.txt").write_text("buffer assignment report\n")
+    (d / "notes.txt").write_text("buffer assignment report\n")  # files, but no module
     r = run("check", d)
     assert r.returncode == 2 and "no HLO module found" in r.stderr, r.stderr
+    (d / "module.pb").write_bytes(b"\x0a\x03abc")  # not a module either
+    assert run("check", d).returncode == 2
+    (d / "module.pb").unlink()
     (d / "m.hlo").write_text(one_line("ROOT p = f32[] parameter(0)"))
     assert run("check", d).returncode == 0
 
