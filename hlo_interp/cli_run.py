@@ -152,6 +152,22 @@ def pytree_path(param) -> Optional[str]:
 # --------------------------------------------------------------------------------------------------
 # Presentation
 
+_VERIFY = True  # --no-verify clears it
+
+
+def verify_for_run(mod) -> None:
+    """Refuse to run a module the verifier rejects (wrong arity, operand shapes, attributes: what XLA
+    would never compile), as a located error: the first error found, and how many more there are."""
+    from .shapes.verify import check
+    errors = [f for f in check(mod, notes=False) if f.severity == "error" and f.code != "E000"]
+    if errors:
+        f = errors[0]
+        more = f" ({len(errors) - 1} more: see `hlo check`)" if len(errors) > 1 else ""
+        raise HloError(f"{f.message} [{f.code}]{more}", filename=f.filename or mod.filename or None, line=f.line,
+                       column=f.column, source_line=f.source_line,
+                       notes=["hlo-run verifies a module before running it; --no-verify runs it anyway"])
+
+
 def _fail(msg: str) -> None:
     sys.stderr.write(f"hlo-run: error: {msg}\n")
 
@@ -377,7 +393,11 @@ def _parse_bytes(text: str) -> int:
 @click.option("--max-bytes", metavar="SIZE", default=None,
               help="Refuse any single result larger than SIZE (e.g. 2G) [default: half the RAM].")
 @click.option("--max-iterations", type=int, default=None, metavar="N",
-              help="Stop a while loop after N iterations [default: 10000000].")
+              help="Stop the run after N while-loop iterations in all: a budget for the whole run, nested "
+                   "loops included [default: 1000000].")
+@click.option("--no-verify", "no_verify", is_flag=True,
+              help="Run without verifying the module first (by default what `hlo check` calls an error "
+                   "stops the run, exit 2: a module XLA would refuse has no right answer).")
 @click.option("--fake-constants", is_flag=True,
               help="Run modules whose large constants were elided as {...}, with deterministic random values.")
 @click.option("--keep-denormals", is_flag=True,
@@ -428,7 +448,7 @@ def main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol,
          max_iterations, fake_constants, keep_denormals, computation, replicas, partitions, same_inputs,
          show_time, color, infeed=None, outfeed=None, trace=False, trace_range=False, dump_dir=None,
          only=None, dump_max_bytes="1G", profile=False, profile_json=None, progress=None, host_recv=None,
-         host_send=None, module_name=None, stage=None, inputs_from=None):
+         host_send=None, module_name=None, stage=None, inputs_from=None, no_verify=False):
     """Run an HLO module on NumPy: XLA's results, on any machine.
 
     MODULE is HLO text (what XLA_FLAGS=--xla_dump_to=DIR writes, or jax.jit(f).lower(...).as_text("hlo")),
@@ -457,6 +477,8 @@ def main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol,
 
     Exit status: 0 ok, 1 results differ from --compare or --trace found a NaN/Inf, 2 usage or input error.
     """
+    global _VERIFY
+    _VERIFY = not no_verify
     try:
         _setup_feeds(infeed, outfeed)
         _setup_host_transfers(host_recv, host_send)
@@ -623,6 +645,8 @@ def _main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol
     from .cli import load_module_arg
     loaded = load_module_arg(module, module_name, stage, "hlo-run")
     mod = loaded.module
+    if _VERIFY:
+        verify_for_run(mod)
     recorded, snapshot_args = _snapshot_inputs(loaded, module, module_name, inputs_from,
                                                given=bool(inputs or random_inputs))
     t1 = time.perf_counter()

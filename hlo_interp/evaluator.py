@@ -34,7 +34,7 @@ from .ops.registry import KERNELS, TOKEN, error_at, unsupported
 __all__ = ["RunOptions", "EvalContext", "Executable", "compile", "run", "default_max_bytes",
            "flatten_result", "describe_shape", "Observer", "StopRun"]
 
-DEFAULT_MAX_ITERATIONS = 10_000_000
+DEFAULT_MAX_ITERATIONS = 1_000_000  # loop iterations per run, all loops together
 # In-place dynamic-update-slice in while loops (see "In-place loop buffers" below).  Read when plans are
 # built; HLO_INTERP_IN_PLACE=0 turns it off (A/B benchmarks, bisecting a suspected aliasing bug).
 IN_PLACE_LOOPS = os.environ.get("HLO_INTERP_IN_PLACE", "1") != "0"
@@ -184,6 +184,8 @@ class EvalContext:
         # The simulated device this context runs on (hlo_interp.spmd.Device: replica, partition, and
         # the communicator collectives meet at); None on a plain single-device run.
         self.device: Any = None
+        # Loop iterations left in this run (the while kernels count down; Executable.execute resets it).
+        self.loop_budget = [options.max_iterations]
 
     def computation(self, name: str, ins: Optional[ir.Instruction] = None) -> ir.Computation:
         comp = self._comps.get(name)
@@ -340,6 +342,21 @@ def _order(comp: ir.Computation) -> list[ir.Instruction]:
     return params + rest
 
 
+def _arities() -> dict:
+    from .opcodes import OPCODES
+    return {name: op.arity for name, op in OPCODES.items()}
+
+
+def _rank(shape) -> int:
+    if isinstance(shape, ir.TupleShape):
+        return max((_rank(s) for s in shape.elements), default=0)
+    return len(shape.dims) if isinstance(shape, ir.ArrayShape) else 0
+
+
+_MAX_RANK = 64  # NumPy's NPY_MAXDIMS
+_ARITY = _arities()  # opcode -> operand count (-1: variadic): checked before any kernel is built
+
+
 def build_plan(comp: ir.Computation, ctx: EvalContext) -> list[tuple]:
     """The plan of a computation: [(kernel, operand slots, result slot, instruction, slots to free)]."""
     instrs = _order(comp)
@@ -350,12 +367,19 @@ def build_plan(comp: ir.Computation, ctx: EvalContext) -> list[tuple]:
     ctx._scopes.append({i.name: i for i in comp.instructions})
     try:
         for k, ins in enumerate(instrs):
+            if _rank(ins.shape) > _MAX_RANK:
+                raise error_at(ins, f"rank {_rank(ins.shape)}: NumPy arrays have at most {_MAX_RANK} dimensions, "
+                                    f"so hlo-run cannot hold this value (XLA itself has no limit)")
             if ins.opcode == "parameter":
                 steps.append((None, (), k, ins))
                 continue
             builder = KERNELS.get(ins.opcode)
             if builder is None:
                 raise unsupported(ins)
+            want = _ARITY.get(ins.opcode, -1)
+            if want >= 0 and len(ins.operands) != want:  # a kernel given too few or too many operands
+                raise error_at(ins, f"{ins.opcode} takes {want} operand{'s' * (want != 1)}, given "
+                                    f"{len(ins.operands)}")
             if ins.opcode not in _NO_ALLOC:
                 ctx.check_alloc(ins)
             try:
@@ -423,7 +447,8 @@ def _compile_computation(comp: ir.Computation, ctx: EvalContext, label: Optional
     steps = build_plan(comp, ctx)
     ctx.plan_steps[label] = steps
     validate = ctx.options.validate
-    root_slot = next(out for _, _, out, ins, _ in steps if ins is comp.root)
+    root = comp.root
+    root_slot = next(out for _, _, out, ins, _ in steps if ins is root)
     params = [out for fn, _, out, ins, _ in steps if ins.opcode == "parameter"]
     if ctx.options.observer is not None:
         return _compile_observed(comp, ctx, steps, root_slot, params, ctx.options.observer, label)
@@ -900,6 +925,7 @@ class Executable:
 
     def execute(self, *values: Any) -> Any:
         """Run on prepared values (see prepare_inputs); returns the entry's value (tuples nested)."""
+        self.ctx.loop_budget[0] = self.options.max_iterations
         try:
             with np.errstate(all="ignore"), warnings.catch_warnings(), _denormal_mode(self.options):
                 warnings.simplefilter("ignore")

@@ -436,10 +436,18 @@ class Computation:
 
     @property
     def root(self) -> Instruction:
-        for ins in self.instructions:
-            if ins.is_root:
-                return ins
-        return self.instructions[-1]
+        """The ROOT instruction (the last one when none is marked).  Every pass asks for it, often
+        once per instruction: remembered, and recomputed only when the instruction list changed."""
+        instrs = self.instructions
+        cached = self.__dict__.get("_root")
+        if cached is not None and cached[0] is instrs and cached[1] == len(instrs) and \
+                instrs[cached[2]] is cached[3]:
+            return cached[3]
+        k = len(instrs) - 1
+        if not instrs[k].is_root:
+            k = next((i for i, ins in enumerate(instrs) if ins.is_root), k)
+        self.__dict__["_root"] = (instrs, len(instrs), k, instrs[k])
+        return instrs[k]
 
     def instruction(self, name: str) -> Instruction:
         for ins in self.instructions:

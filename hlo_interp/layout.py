@@ -65,7 +65,10 @@ def major_to_minor(shape: ir.ArrayShape) -> tuple[int, ...]:
     lay = shape.layout
     if lay is None or (not lay.minor_to_major and shape.rank):
         return tuple(range(shape.rank))
-    return tuple(reversed(lay.minor_to_major))
+    m2m = lay.minor_to_major
+    if sorted(m2m) != list(range(shape.rank)):  # not a permutation (the verifier's finding): as if default
+        return tuple(range(shape.rank))
+    return tuple(reversed(m2m))
 
 
 def is_supported(shape: ir.ArrayShape) -> str | None:

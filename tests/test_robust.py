@@ -349,3 +349,84 @@ def test_10_convolution_temporaries_are_bounded(tmp_path):
     from scipy.signal import correlate2d
     np.testing.assert_allclose(whole[0, 0], correlate2d(x[0, 0], w[0, 0], mode="valid"), rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(slabs, whole, rtol=1e-5, atol=1e-5)
+
+
+# --------------------------------------------------------------------------------------------------
+# 11-12: time
+
+class _CountingList(list):
+    """A list that counts the full passes over it (for the ROOT lookups of a plan build)."""
+    passes = 0
+
+    def __iter__(self):
+        type(self).passes += 1
+        return super().__iter__()
+
+
+def test_11_plan_building_looks_the_root_up_once():
+    n = 3000
+    body = "\n".join(f"  v{i} = f32[8] negate(v{i - 1})" for i in range(1, n))
+    # the ROOT is not the last instruction: a lookup by scanning would pass over the whole list
+    text = (f"HloModule m\nENTRY e {{\n  v0 = f32[8] parameter(0)\n{body}\n  ROOT r = f32[8] negate(v{n - 1})\n"
+            f"  dead = f32[8] negate(v0)\n}}\n")
+    m = hlo_interp.parse(text)
+    comp = m.entry
+    comp.instructions = _CountingList(comp.instructions)
+    _CountingList.passes = 0
+    from hlo_interp.evaluator import compile
+    exe = compile(m)
+    assert _CountingList.passes < 50, _CountingList.passes  # was one pass per instruction (quadratic)
+    x = np.arange(8, dtype=np.float32)
+    np.testing.assert_array_equal(exe(x)[0], x if n % 2 == 0 else -x)
+    assert comp.root.name == "r"
+    comp.instructions = list(comp.instructions[:-2]) + [comp.instructions[-1]]  # the list changed: found again
+    assert comp.root.name == "dead" and comp.root is comp.instructions[-1]
+
+
+def test_12_max_iterations_is_a_budget_for_the_whole_run(tmp_path):
+    nested = ROOT / "tests/data/robust_nested_loops.hlo"  # 1000 outer x 1000 inner iterations
+    r = run("hlo-run", nested, "--max-iterations", "1000")
+    assert r.returncode == 2 and "after 1000 iterations of the run's loops" in r.stderr, r.stderr
+    assert ":33:" in r.stderr  # the inner loop, where the budget ran out
+    small = nested.read_text().replace("constant(1000)", "constant(30)")
+    m = hlo_interp.parse(small)
+    assert hlo_interp.run(m, max_iterations=30 * 30 + 30)[0] == 900  # exactly the budget is fine
+    with pytest.raises(hlo_interp.HloError, match="after 929 iterations"):
+        hlo_interp.run(m, max_iterations=929)
+    exe = hlo_interp.evaluator.compile(m, max_iterations=930)
+    assert exe()[0] == 900 and exe()[0] == 900  # the budget is per run, not per executable
+    # a trivial runaway loop stops at the default (1,000,000 iterations in all)
+    r = run("hlo-run", ROOT / "tests/data/robust_runaway_loop.hlo", timeout=300)
+    assert r.returncode == 2 and "after 1000000 iterations" in r.stderr, r.stderr
+    r = run("hlo-run", "--help")
+    assert "budget for the whole run" in r.stdout
+
+
+# --------------------------------------------------------------------------------------------------
+# 13: hlo-run runs only what verifies
+
+def test_13_hlo_run_refuses_what_check_rejects(tmp_path):
+    p = module(tmp_path, one_line("p = f32[4] parameter(0)\n  c = f32[4] constant({1, 2, 3, 4})\n"
+                                  "  n = f32[4] exponential(p, c)\n  ROOT t = (f32[4], f32[4]) tuple(n, c)"))
+    assert run("check", p).returncode == 1
+    r = run("hlo-run", "--random-inputs", p)
+    assert_located_error(r, p, 5, "exponential expects 1 operand(s), but has 2 [E103]")
+    assert "--no-verify" in r.stderr
+    # without the verifier, the kernels are still protected: never c overwritten, never exit 0
+    r = run("hlo-run", "--no-verify", "--random-inputs", p)
+    assert_located_error(r, p, 5, "exponential takes 1 operand, given 2")
+    with pytest.raises(hlo_interp.HloError, match="exponential takes 1 operand, given 2"):
+        hlo_interp.run(p.read_text(), np.zeros(4, np.float32))
+    # shapes and attributes too
+    p = module(tmp_path, one_line("p = f32[4] parameter(0)\n  ROOT s = f32[4] slice(p), slice={[0:8]}"), "s.hlo")
+    r = run("hlo-run", "--random-inputs", p)
+    assert r.returncode == 2 and "s.hlo:4:" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_14_rank_beyond_numpy_is_a_located_error(tmp_path):
+    dims = ",".join(["1"] * 70)
+    p = module(tmp_path, one_line(f"p = f32[{dims}] parameter(0)\n  ROOT n = f32[{dims}] negate(p)"))
+    r = run("check", p)
+    assert r.returncode == 0, r.stdout  # XLA has no rank limit
+    r = run("hlo-run", "--random-inputs", p)
+    assert_located_error(r, p, 3, "rank 70")

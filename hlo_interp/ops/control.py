@@ -183,15 +183,16 @@ def _while(ins, ctx):
         # made here, once per run of the loop, so that no array of the caller is ever written.
         body, owned = in_place
 
+    budget = ctx.loop_budget  # [iterations left]: one budget for all the loops of a run, nested or not
+
     def run(x):
         if owned:
             x = _own_copies(x, owned)
-        n = 0
         while cond(x):
-            n += 1
-            if n > limit:
-                raise error_at(ins, f"while loop still running after {limit} iterations "
-                                    f"(max_iterations / --max-iterations)")
+            if budget[0] <= 0:
+                raise error_at(ins, f"while loop still running after {limit} iterations of the run's loops "
+                                    f"(max_iterations / --max-iterations: a budget for the whole run)")
+            budget[0] -= 1
             x = body(x)
         return x
     return run

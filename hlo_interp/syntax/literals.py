@@ -104,6 +104,8 @@ def parse_literal_body(body: str, offset: int, shape: ir.Shape, source: SourceTe
 
 
 def _fast_dense(body: str, offset: int, shape: ir.ArrayShape, source: SourceText):
+    if shape.num_elements() > len(body):
+        return None  # too short for the shape (each number takes a character): never build the skeleton
     compact = "".join(body.split())  # what _WS.sub("", body) gives, faster
     parts = _NUMBER_SPLIT.split(compact)  # one pass: the numbers and the structure between them
     if "#".join(parts[0::2]) != _skeleton(shape.dims):
