@@ -59,6 +59,21 @@ class _OutputErrors:
         sys.exit(EXIT_ERROR)
 
 
+def _reliable_stdout() -> None:
+    """With PYTHONUNBUFFERED=1 (or -u), sys.stdout writes straight to a raw file, whose short writes
+    (a full disk, a file-size limit, a pipe whose reader left) the text layer silently ignores: put a
+    BufferedWriter back in between, which writes every byte or raises."""
+    import io
+    out = sys.stdout
+    raw = getattr(out, "buffer", None)
+    if isinstance(raw, io.RawIOBase) and isinstance(out, io.TextIOWrapper):
+        try:
+            sys.stdout = io.TextIOWrapper(io.BufferedWriter(raw), encoding=out.encoding, errors=out.errors,
+                                          line_buffering=out.line_buffering or out.isatty(), write_through=False)
+        except (ValueError, OSError):
+            pass
+
+
 class PipeSafe:
     """Mixin for click commands and groups: errors writing standard output from anywhere in the
     command (click.echo, sys.stdout.write, rich, --help and --version while the arguments are parsed)
@@ -66,6 +81,7 @@ class PipeSafe:
     that its failure is reported too, not left to the interpreter's exit."""
 
     def make_context(self, *args, **kwargs):
+        _reliable_stdout()
         with _OutputErrors():
             try:
                 return super().make_context(*args, **kwargs)

@@ -163,7 +163,7 @@ def verify_for_run(mod) -> None:
     if errors:
         f = errors[0]
         more = f" ({len(errors) - 1} more: see `hlo check`)" if len(errors) > 1 else ""
-        raise HloError(f"{f.message} [{f.code}]{more}", filename=f.filename or mod.filename or None, line=f.line,
+        raise HloError(f"{f.message} ({f.code} {f.name}){more}", filename=f.filename or mod.filename or None, line=f.line,
                        column=f.column, source_line=f.source_line,
                        notes=["hlo-run verifies a module before running it; --no-verify runs it anyway"])
 

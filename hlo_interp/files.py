@@ -179,10 +179,15 @@ def npy_bytes(a) -> bytes:
 
 def write_atomic(path, data: Union[bytes, str, Callable[[Any], None]]) -> None:
     """Write `data` (bytes, text as UTF-8, or a function given the open binary file) to `path` via a
-    temporary file in the same folder, then rename: readers never see a half-written file, and a
-    failure leaves the old file (if any) as it was.  An existing file keeps its permissions; a new one
-    gets the umask's.  OSError becomes an HloError naming the file."""
+    temporary file in the same folder, flushed to disk (fsync), then a rename: readers never see a
+    half-written file, and a failure leaves the old file (if any) as it was, with the temporary file
+    removed.  A symbolic link is followed (its target is what gets written, the link stays), and a
+    file with several hard links is rewritten in place from the finished temporary file, so that every
+    link sees the new content.  An existing file keeps its permissions; a new one gets the umask's.
+    OSError becomes an HloError naming the file."""
     path = str(path)
+    if os.path.islink(path):
+        path = os.path.realpath(path)
     folder = os.path.dirname(path) or "."
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
@@ -194,13 +199,24 @@ def write_atomic(path, data: Union[bytes, str, Callable[[Any], None]]) -> None:
                 data(f)
             else:
                 f.write(data.encode("utf-8") if isinstance(data, str) else data)
-        if os.path.exists(path):
-            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            st = None
+        if st is not None and st.st_nlink > 1:
+            _rewrite_in_place(tmp, path)
+            os.unlink(tmp)
+            return
+        if st is not None:
+            os.chmod(tmp, st.st_mode & 0o7777)
         else:
             umask = os.umask(0)
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
+        _fsync_folder(folder)
     except BaseException as e:
         try:
             os.unlink(tmp)
@@ -211,13 +227,41 @@ def write_atomic(path, data: Union[bytes, str, Callable[[Any], None]]) -> None:
         raise
 
 
+def _rewrite_in_place(src: str, path: str) -> None:
+    """Copy finished file `src` over `path`'s own content (same inode: its hard links follow)."""
+    import shutil
+    with open(src, "rb") as s, open(path, "r+b") as d:
+        shutil.copyfileobj(s, d, 1 << 20)
+        d.truncate()
+        d.flush()
+        os.fsync(d.fileno())
+
+
+def _fsync_folder(folder: str) -> None:
+    """Make the rename itself durable (best effort: not every file system lets a folder be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def save_arrays(path, arrays: "dict[str, Any]") -> None:
     """Write {key: array} as a .npz (stored, not compressed; Zip64 for big arrays), atomically, keeping
-    ml_dtypes element types (see npy_bytes)."""
+    ml_dtypes element types (see npy_bytes); byte-identical for identical arrays (fixed time stamps)."""
     def write(f):
         with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as z:
             for key, a in arrays.items():
-                z.writestr(f"{key}.npy", npy_bytes(a))
+                # a fixed time stamp and mode: the same results give the same bytes (CI caches, sha256)
+                info = zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+                info.external_attr = 0o644 << 16
+                info.compress_type = zipfile.ZIP_STORED
+                z.writestr(info, npy_bytes(a))
     write_atomic(path, write)
 
 

@@ -447,7 +447,11 @@ def test_invalid_declared_shape_is_an_input_error(tmp_path):
     mod.write_text("HloModule p\nENTRY e {\n  v = f32[3] parameter(0)\n  z = f32[] constant(0)\n"
                    "  ROOT i = f32[9] pad(v, z), padding=1_2_2\n}\n")
     for extra in ([], ["--trace"]):
-        r = invoke(mod, "--random-inputs", *extra)
+        r = invoke(mod, "--random-inputs", *extra)  # refused by the verifier before running
+        assert r.exit_code == 2, r.output
+        assert r.stderr.startswith(f"{mod}:5:8: error: pad: expected f32[9], inferred f32[10] from the operands "
+                                   "(E101")
+        r = invoke(mod, "--random-inputs", "--no-verify", *extra)  # run anyway: the result cannot match
         assert r.exit_code == 2, r.output
         assert r.stderr.startswith(f"{mod}:5:8: error: the module is invalid, so its result cannot have the "
                                    "declared shape: pad: expected f32[9], inferred f32[10] from the operands (E101")
