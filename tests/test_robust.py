@@ -515,3 +515,89 @@ def test_17_npz_outputs_are_byte_identical(tmp_path):
     assert digests[0] == digests[1]
     got = np.load(tmp_path / "o0.npz")
     assert sorted(got.files) == ["out0", "out1"] and got["out0"].shape == (4,)
+
+
+# --------------------------------------------------------------------------------------------------
+# Fuzz: every command's code path on mutated modules ends in a located error or a result
+# (tools/fuzz_robust.py runs the same, longer, with the real commands in subprocesses too)
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_SEEDS = sorted(p for p in (ROOT / "tests" / "corpus").rglob("*.hlo") if p.stat().st_size <= 2500)[::9][:80]
+_NUMBERS = ["0", "1", "-1", "3", "64", "65", "2147483648", "4294967296", "9223372036854775807",
+            "9223372036854775808", "18446744073709551615", "99999999999999999999", "9" * 5000]
+_OPCODES = ["add", "negate", "exponential", "tuple", "get-tuple-element", "broadcast", "reshape", "transpose",
+            "slice", "concatenate", "dot", "convolution", "reduce", "pad", "iota", "while", "call", "select",
+            "compare", "convert", "bitcast", "gather", "scatter", "sort", "dynamic-slice", "all-reduce", "rng"]
+
+
+@st.composite
+def hostile_module(draw):
+    import re
+    original = draw(st.sampled_from(_SEEDS)).read_text()
+    text = original
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["number", "opcode", "operand", "dims", "line"]))
+        if kind == "number":
+            pat = r"(?<![\w.])-?\d+(?![\w.])"
+            new = draw(st.sampled_from(_NUMBERS))
+        elif kind == "opcode":
+            pat = r"(?<=[ =])[a-z][a-z0-9-]*(?=\()"
+            new = draw(st.sampled_from(_OPCODES))
+        elif kind == "operand":
+            pat = r"\((%?[\w.-]+)(?=[,)])"
+            new = None
+        elif kind == "dims":
+            pat = r"(?<=\[)[0-9,]*(?=\])"
+            new = draw(st.sampled_from(["", "0", "1,1", "-1", "4294967296,4294967296", ",".join(["1"] * 70),
+                                        "2305843009213693952"]))
+        else:
+            lines = text.split("\n")
+            i = draw(st.integers(0, len(lines) - 1))
+            j = draw(st.integers(0, len(lines) - 1))
+            lines[i] = lines[j]
+            text = "\n".join(lines)
+            continue
+        ms = list(re.finditer(pat, text))
+        if not ms:
+            continue
+        m = ms[draw(st.integers(0, len(ms) - 1))]
+        if new is None:
+            new = f"({m.group(1)}, {m.group(1)}"  # one operand more
+        text = text[:m.start()] + new + text[m.end():]
+    return text, original
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.filter_too_much])
+@given(hostile_module())
+def test_fuzz_every_command_fails_only_with_located_errors(case):
+    from hlo_interp import graph
+    from hlo_interp.cli_run import _random_args, verify_for_run
+    from hlo_interp.evaluator import compile as build
+    from hlo_interp.files import InputError
+    text, original = case
+    try:
+        mods = hlo_interp.parse_all(text, "fuzz.hlo")
+    except hlo_interp.HloError as e:
+        assert e.render().startswith("fuzz.hlo")
+        return
+    m = mods[0]
+    steps = [
+        lambda: hlo_interp.parse_all(hlo_interp.format_text(text, "fuzz.hlo")),            # fmt
+        lambda: hlo_interp.check(m),                                                        # check
+        lambda: hlo_interp.module_info(m).to_json(),                                        # info
+        lambda: hlo_interp.diff_modules(m, hlo_interp.parse(original)).to_text(),           # diff
+        lambda: graph.graph_to_dot(graph.build(m)),                                         # graph
+    ]
+
+    def run():                                                                              # hlo-run
+        verify_for_run(m)
+        exe = build(m, max_bytes=64 << 20, max_iterations=2000)
+        exe(*_random_args(exe.params, np.random.default_rng(0), 64 << 20))
+    for step in steps + [run]:
+        try:
+            step()
+        except (hlo_interp.HloError, InputError):
+            pass
