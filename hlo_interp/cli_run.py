@@ -244,72 +244,12 @@ def print_results(leaves: list, mode: str, color: str) -> None:
 # --------------------------------------------------------------------------------------------------
 # --compare
 
-_DEFAULT_TOL = {"f64": (1e-12, 1e-12), "c128": (1e-12, 1e-12), "f32": (1e-5, 1e-6), "c64": (1e-5, 1e-6),
-                "f16": (1e-3, 1e-5), "bf16": (1e-2, 1e-5)}
-_F8_TOL = (1.3e-1, 1e-3)
-
-
-def default_tolerance(a) -> tuple[float, float]:
-    from .types import from_dtype
-    try:
-        name = from_dtype(a.dtype).name
-    except KeyError:
-        return (0.0, 0.0)
-    return _DEFAULT_TOL.get(name, _F8_TOL if name.startswith(("f8", "f4")) else (0.0, 0.0))
-
-
-def compare_leaf(actual, expected, rtol: Optional[float], atol: Optional[float]) -> tuple[bool, str]:
-    """(ok, report line).  Integers and pred compare exactly; floats with |a-e| <= atol + rtol*|e|, NaN
-    matching NaN and infinities matching by sign."""
-    import numpy as np
-    if actual.shape != expected.shape:
-        return False, f"shape differs: got {_type_text(actual)}, expected {_type_text(expected)}"
-    if expected.dtype.type is np.void and expected.dtype.fields is None and \
-            expected.dtype.itemsize == actual.dtype.itemsize:  # raw bytes (np.save of bf16/f8)
-        expected = expected.view(actual.dtype)
-    if actual.dtype != expected.dtype:
-        return False, f"element type differs: got {_type_text(actual)}, expected {_type_text(expected)}"
-    if actual.size == 0:
-        return True, "empty, equal"
-    kind = actual.dtype.kind
-    floaty = kind in "fc" or (kind == "V" and "float" in actual.dtype.name)
-    if not floaty:
-        w = actual.astype(np.int64) if actual.dtype != np.uint64 else actual
-        e = expected.astype(np.int64) if expected.dtype != np.uint64 else expected
-        diff = w != e
-        n = int(diff.sum())
-        if n == 0:
-            return True, "exact"
-        idx = np.unravel_index(int(np.argmax(diff)), diff.shape)
-        maxerr = int(np.max(np.abs(w[diff].astype(np.float64) - e[diff].astype(np.float64))))
-        return False, (f"{n} of {actual.size} differ (max |error| {maxerr}); first at {tuple(int(i) for i in idx)}: "
-                       f"got {w[idx]}, expected {e[idx]}")
-    drt, dat = default_tolerance(actual)
-    rtol = drt if rtol is None else rtol
-    atol = dat if atol is None else atol
-    ctype = np.complex128 if kind == "c" else np.float64
-    x = actual.astype(ctype)
-    y = expected.astype(ctype)
-    with np.errstate(all="ignore"):
-        err = np.abs(x - y)
-        nan_x, nan_y = np.isnan(x), np.isnan(y)
-        same_special = (nan_x & nan_y) | (x == y)  # NaN == NaN, inf == inf of the same sign, exact equality
-        bad = ~same_special & ~(err <= atol + rtol * np.abs(y))
-        finite = np.isfinite(err)
-        maxabs = float(err[finite].max()) if finite.any() else 0.0
-        rel = err / np.abs(y)
-        relf = np.isfinite(rel)
-        maxrel = float(rel[relf].max()) if relf.any() else 0.0
-    n = int(bad.sum())
-    summary = f"max |error| {maxabs:.3g}, max rel. error {maxrel:.3g} (rtol {rtol:g}, atol {atol:g})"
-    if n == 0:
-        return True, summary
-    idx = np.unravel_index(int(np.argmax(bad)), bad.shape)
-    return False, (f"{n} of {actual.size} differ; {summary}; first at {tuple(int(i) for i in idx)}: "
-                   f"got {actual[idx]}, expected {expected[idx]}")
-
-
-def compare_results(leaves: list, expected_path, rtol, atol, color: str) -> bool:
+def compare_results(leaves: list, expected_path, rtol, atol, color: str, module=None) -> bool:
+    """Compare the result leaves with EXPECTED (a file, or the leaves themselves: a snapshot's recorded
+    result) by hlo_interp.compare's rule (the module, when given, says which precision each leaf is
+    computed in and its longest reduction); print one line per leaf."""
+    from .compare import compare_leaf, leaf_numerics
+    numerics = leaf_numerics(module) if module is not None else []
     if not isinstance(expected_path, str):  # the leaves themselves (a snapshot's recorded result)
         expected_path, loaded = "the recorded result", {f"out{k}": a for k, a in enumerate(expected_path)}
     else:
@@ -332,7 +272,8 @@ def compare_results(leaves: list, expected_path, rtol, atol, color: str) -> bool
         ok_all = False
     from rich.markup import escape
     for k, (a, e) in enumerate(zip(leaves, expected)):
-        ok, line = compare_leaf(a, e, rtol, atol)
+        res = compare_leaf(a, e, rtol, atol, numerics=numerics[k] if k < len(numerics) else None)
+        ok, line = res.ok, res.line
         ok_all &= ok
         tag = "[green]ok[/green]      " if ok else "[bold red]MISMATCH[/bold red]"
         console.print(f"{tag} out{k} {escape(_type_text(a))}: {escape(line)}")
@@ -384,12 +325,13 @@ def _parse_bytes(text: str) -> int:
                                                      "OUT.npy (a single result).")
 @click.option("--print", "print_mode", type=click.Choice(["summary", "full", "none"]), default="summary",
               show_default=True, help="What to print of each result.")
-@click.option("--compare", "compare", metavar="EXPECTED", help="Compare with EXPECTED.npz (out0, ...) or .npy; "
-                                                               "exit 1 on mismatch.")
-@click.option("--rtol", type=float, default=None, help="Relative tolerance for --compare "
-                                                       "[default: per type, 1e-5 for f32].")
-@click.option("--atol", type=float, default=None, help="Absolute tolerance for --compare "
-                                                       "[default: per type, 1e-6 for f32].")
+@click.option("--compare", "compare", metavar="EXPECTED",
+              help="Compare with EXPECTED.npz (out0, ...) or .npy; exit 1 on mismatch. Floats pass when "
+                   "|got-expected| <= rtol*|expected| + atol, rtol = 4*eps, atol = 2*sqrt(max(K,16))*eps*"
+                   "max|expected| (eps: the leaf's type or a coarser one it is computed from; K: the longest "
+                   "dot/convolution/reduce/fft sum it depends on). Integers exactly.")
+@click.option("--rtol", type=float, default=None, help="Replace the rule's relative tolerance for --compare.")
+@click.option("--atol", type=float, default=None, help="Replace the rule's absolute tolerance for --compare.")
 @click.option("--max-bytes", metavar="SIZE", default=None,
               help="Refuse any single result larger than SIZE (e.g. 2G) [default: half the RAM].")
 @click.option("--max-iterations", type=int, default=None, metavar="N",
@@ -732,11 +674,11 @@ def _main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol
             save_results(output, leaves)
         print_results(leaves, print_mode, color)
         if compare is not None:
-            status = EXIT_OK if compare_results(leaves, compare, rtol, atol, color) else EXIT_MISMATCH
+            status = EXIT_OK if compare_results(leaves, compare, rtol, atol, color, mod) else EXIT_MISMATCH
         elif recorded is not None:
             source, expected = recorded
             sys.stderr.write(f"hlo-run: comparing with the result recorded in {source}\n")
-            status = EXIT_OK if compare_results(leaves, expected, rtol, atol, color) else EXIT_MISMATCH
+            status = EXIT_OK if compare_results(leaves, expected, rtol, atol, color, mod) else EXIT_MISMATCH
     if session is not None:
         status = max(status, _report_debug(got, dbg, color))
     if show_time:
@@ -907,7 +849,7 @@ def _main_spmd(mod, n_rep, n_part, same_inputs, inputs, random_inputs, seed, out
     print_results(leaves, print_mode, color)
     status = EXIT_OK
     if compare is not None:
-        status = EXIT_OK if compare_results(leaves, compare, rtol, atol, color) else EXIT_MISMATCH
+        status = EXIT_OK if compare_results(leaves, compare, rtol, atol, color, mod) else EXIT_MISMATCH
     if show_time:
         sys.stderr.write(f"parse {1e3 * (t1 - t0):.1f} ms, inputs {1e3 * (t3 - t2):.1f} ms, "
                          f"build and run on {ndev} devices {1e3 * (t4 - t3):.1f} ms\n")
