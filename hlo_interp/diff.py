@@ -973,6 +973,8 @@ def _compare_instr(A: _Side, x: int, i: int, B: _Side, y: int, j: int, mt: _Matc
         kind = "generic" if key in xb.unknown_attrs or key in xa.unknown_attrs else kinds.get(key)
         if has_a and has_b and kind not in ("comp", "comps", "names") and _equal(xa.attrs[key], xb.attrs[key]):
             continue
+        if has_a and has_b and key == "backend_config" and _same_json(xa.attrs[key], xb.attrs[key]):
+            continue  # the same JSON object: key order and spacing are the printer's, not the compiler's
         va = A.attr_value(xa, key, xa.attrs[key]) if has_a else None
         vb = B.attr_value(xb, key, xb.attrs[key]) if has_b else None
         if has_a and has_b and kind in ("comp", "comps"):
@@ -997,6 +999,26 @@ def _compare_instr(A: _Side, x: int, i: int, B: _Side, y: int, j: int, mt: _Matc
         if va != vb:
             out.append(Change("attribute", key, va, vb))
     return out
+
+
+def _json_value(v):
+    """The parsed JSON of a backend_config value (a JSON text, or a string holding one); None otherwise."""
+    text = getattr(v, "text", v)
+    if not isinstance(text, str):
+        return None
+    text = text.strip()
+    if not text.startswith(("{", "[")):
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _same_json(x, y) -> bool:
+    """Whether two backend_config values parse as JSON to the same value (objects compare without order)."""
+    a = _json_value(x)
+    return a is not None and a == _json_value(y)
 
 
 def _equal(x, y) -> bool:

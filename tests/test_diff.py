@@ -533,3 +533,29 @@ def test_identical_users_without_context_pair_by_name():
     d = diff_modules(hlo_interp.parse(text_a), hlo_interp.parse(text_b))
     assert d.same and d.summary()["instructions"]["renamed"] == 0
     assert d.summary()["instructions"]["matched"] == n + 2
+
+
+def test_backend_config_compared_as_json(tmp_path):
+    """compiled.as_text() and the --xla_dump_to text of the same XLA:CPU compilation
+    (tests/data/compare/backend_config, tools/make_compare_cases.py) print backend_config's JSON keys in
+    different orders (17 fusions); the modules are the same."""
+    d = ROOT / "tests" / "data" / "compare" / "backend_config"
+    a, b = d / "compiled.hlo", d / "dump.cpu_after_optimizations.txt"
+    ta, tb = a.read_text(), b.read_text()
+    assert ta != tb and sorted(ta) == sorted(tb)  # the same characters, in another order
+    code, out = cli(a, b)
+    assert code == 0 and out.rstrip().endswith("same"), out
+    assert "instructions: 481 matched (0 renamed), 0 added, 0 removed, 0 changed" in out
+    # a real change of a value is still one
+    changed = tb.replace('"outer_dimension_partitions":[],"fusion_config":{"kind":"__ynn_fusion"}',
+                         '"outer_dimension_partitions":[2],"fusion_config":{"kind":"__ynn_fusion"}', 1)
+    (tmp_path / "b.hlo").write_text(changed)
+    code, out = cli(a, tmp_path / "b.hlo")
+    assert code == 1 and "1 changed" in out and '"outer_dimension_partitions":[2]' in out
+    # JSON that does not parse, and plain strings, compare as text
+    ma = hlo_interp.parse(ta.replace('"outer_dimension_partitions":[]}', '"outer_dimension_partitions":[]} ', 1))
+    assert diff_modules(ma, hlo_interp.parse(ta)).same
+    from hlo_interp.diff import _same_json
+    assert _same_json('{"a": 1, "b": [1, 2]}', '{"b":[1,2],"a":1}')
+    assert not _same_json('{"a": 1}', '{"a": 1.5}') and not _same_json("x", "x")
+    assert not _same_json('{"a": [1, 2]}', '{"a": [2, 1]}')  # lists keep their order
