@@ -366,8 +366,10 @@ def _parse_bytes(text: str) -> int:
               help="Save what send instructions with is_host_transfer=true emit, as ch<channel_id>_<k>.")
 @click.option("--trace", is_flag=True,
               help="Check every instruction's result for NaN/Inf and stop at the first instruction that "
-                   "produced one (its operands had none): print it, its computation and loop iteration, its "
-                   "source location, its operands and the path from the parameters. Exit 1 when found.")
+                   "produced one (its operands had none; a fusion or loop whose NaN/Inf came from a constant "
+                   "inside is not one): print it, its computation and loop iteration, its source location, its "
+                   "operands and the path from the parameters. Exit 1 when found. With --compare the run goes "
+                   "on to the end and both are reported.")
 @click.option("--trace-range", is_flag=True,
               help="With --trace: also stop at a convert to f16/bf16/f8 that saturates (reaches the type's "
                    "largest finite magnitude) or overflows.")
@@ -621,9 +623,11 @@ def _main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol
     if dbg.observing:
         from .debug import Session
         try:
+            # with --compare the run goes on after a --trace finding, to the results to compare
             session = observer = Session(mod, trace=dbg.trace, trace_range=dbg.trace_range,
                                          dump_dir=dbg.dump_dir, only=dbg.only,
-                                         dump_max_bytes=dbg.dump_max_bytes, profile=dbg.profile)
+                                         dump_max_bytes=dbg.dump_max_bytes, profile=dbg.profile,
+                                         trace_continue=compare is not None)
         except OSError as e:
             raise InputError(f"--dump-intermediates: cannot create {dbg.dump_dir}: {e.strerror or e}") from None
     elif show_progress:

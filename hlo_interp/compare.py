@@ -331,8 +331,10 @@ def compare_leaf(actual, expected, rtol: Optional[float] = None, atol: Optional[
     scale = rule.scale
     eps_scale = maxabs / (rule.eps * scale) if scale > 0 else (0.0 if maxabs == 0 else math.inf)
     n = int(bad.sum())
-    summary = (f"max |error| {maxabs:.3g}, max rel. error {maxrel:.3g}; = {eps_scale:.3g} eps·max "
-               f"(max|expected| {scale:.3g}), {ulps:.3g} ulp where largest; {rule.text()}")
+    special = int((bad & ~finite).sum())  # NaN or an infinity where another value was expected
+    summary = (f"{special} NaN/Inf mismatch(es); " if special else "") + (
+        f"max |error| {maxabs:.3g}, max rel. error {maxrel:.3g}; = {eps_scale:.3g} eps·max "
+        f"(max|expected| {scale:.3g}), {ulps:.3g} ulp where largest; {rule.text()}")
     res = Comparison(n == 0, summary, differ=n, size=actual.size, max_abs=maxabs,
                      max_rel_scale=maxabs / scale if scale > 0 else 0.0, eps_scale=eps_scale, ulps=ulps, rule=rule)
     if n:

@@ -8,7 +8,9 @@ here: it follows the computations being run (which while loop, which iteration) 
 result to what is switched on:
 
     trace        stop at the first instruction that CREATED a NaN or an Inf (one whose operands had
-                 none: an instruction fed NaN is not the origin), and say where it is: the instruction,
+                 none: an instruction fed NaN is not the origin; nor is a fusion, call or loop whose
+                 instructions, all checked as they ran, created none: its NaN/Inf came from a constant
+                 inside, like a causal mask's -inf), and say where it is: the instruction,
                  its computation and loop iteration, its source location (metadata), its operands'
                  summaries and the shortest path from the entry's parameters to it.  trace_range adds
                  overflow checks: a convert to f16/bf16/f8/f4 whose result reaches the type's largest
@@ -220,7 +222,7 @@ def _location_text(src: dict) -> str:
 # Frames: which computation is running, called by what, in which loop iteration
 
 class _Frame:
-    __slots__ = ("comp", "caller", "iteration", "current", "bodies")
+    __slots__ = ("comp", "caller", "iteration", "current", "bodies", "looked_inside")
 
     def __init__(self, comp, caller, iteration):
         self.comp = comp
@@ -228,6 +230,7 @@ class _Frame:
         self.iteration = iteration  # while body/condition: the iteration number (0-based)
         self.current = None  # the instruction of this frame now running
         self.bodies = 0  # body runs of the `current` while so far
+        self.looked_inside = None  # `current`, once a computation it calls has run under the observer
 
 
 @dataclass
@@ -424,10 +427,14 @@ class Session(Observer):
 
     def __init__(self, module: ir.Module, *, trace: bool = False, trace_range: bool = False,
                  dump_dir: Optional[str] = None, only: Optional[str] = None,
-                 dump_max_bytes: int = DEFAULT_DUMP_MAX_BYTES, profile: bool = False):
+                 dump_max_bytes: int = DEFAULT_DUMP_MAX_BYTES, profile: bool = False,
+                 trace_continue: bool = False):
         self.module = module
         self.trace = trace or trace_range
         self.trace_range = trace_range
+        # trace_continue: keep running after the finding (to the results, for --compare); later NaN/Inf
+        # are not looked at
+        self.trace_continue = trace_continue
         self.dump_dir = dump_dir
         try:
             self.only = re.compile(only) if only else None
@@ -462,6 +469,8 @@ class Session(Observer):
         stack = self.stack
         parent = stack[-1] if stack else None
         caller = parent.current if parent is not None else None
+        if parent is not None:
+            parent.looked_inside = caller
         iteration = None
         if caller is not None and caller.opcode == "while":
             if comp.name == caller.attrs.get("body"):
@@ -482,6 +491,7 @@ class Session(Observer):
             fr = self.stack[-1]
             fr.current = ins
             fr.bodies = 0
+            fr.looked_inside = None
         if self.profiling:
             self._times.append([ins, time.perf_counter(), 0.0])
 
@@ -504,7 +514,7 @@ class Session(Observer):
                 rec[5] += _value_bytes(value)
         if ins.opcode != "parameter" and ins.opcode != "constant":
             self.executed += 1
-        if self.trace:
+        if self.trace and self.finding is None:
             self._check(ins, value, operands)
         if self.dump_dir is not None:
             self._dump(ins, value)
@@ -536,6 +546,10 @@ class Session(Observer):
                 oinf += i
             new_nan = nan and not onan
             new_inf = inf and not (onan or oinf)
+            if (new_nan or new_inf) and self.stack and self.stack[-1].looked_inside is ins:
+                # a fusion, call, loop or branch whose instructions were all checked as they ran: none
+                # created it, so it came from a constant inside (a causal mask's constant(-inf))
+                return
             if new_nan or new_inf:
                 what = "NaN" if new_nan else "Inf"
                 kind = "nan" if new_nan else "inf"
@@ -588,7 +602,8 @@ class Session(Observer):
             kind=kind, message=message, instruction=ins.name, opcode=ins.opcode, computation=comp,
             text=instruction_text(ins), hlo_location=hlo_loc, source=self._source(ins),
             context=ctx, result=value_summary(value), operands=ops, path=self._path(ins))
-        raise StopRun(_Stop("trace", self.finding))
+        if not self.trace_continue:
+            raise StopRun(_Stop("trace", self.finding))
 
     def _source(self, ins) -> dict:
         """The instruction's metadata, else that of the nearest caller that has some ("via")."""

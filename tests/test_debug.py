@@ -419,3 +419,90 @@ def test_trace_inside_a_batch_norm_expansion_uses_the_callers_metadata():
     assert f.context[-1]["called_by"] == "infer" and f.hlo_location.startswith("<batch-norm expansion>:")
     assert f.source == {"op_name": "bn", "source_file": "net.py", "source_line": 7, "via": "infer"}
     assert [(p["computation"], p["name"]) for p in f.path][:2] == [("main", "var"), ("expansion", "var")]
+
+
+# --------------------------------------------------------------------------------------------------
+# Constants inside fusions (issue 11): XLA:CPU's optimized causal transformer keeps the mask's
+# constant(-inf) inside %broadcast_select_fusion
+
+TF2 = ROOT / "tests" / "data" / "compare" / "tf2_causal"
+
+
+def _tf2_args():
+    with np.load(TF2 / "inputs.npz") as z:
+        return [z[f"arg{k}"] for k in range(len(z.files))]
+
+
+FUSED_MASK = """HloModule fused_mask
+
+fused {
+  p = f32[4] parameter(0)
+  m = pred[4] parameter(1)
+  c = f32[] constant(-inf)
+  b = f32[4] broadcast(c), dimensions={}
+  ROOT s = f32[4] select(m, p, b)
+}
+
+fused_div {
+  q = f32[4] parameter(0)
+  z = f32[] constant(0)
+  bz = f32[4] broadcast(z), dimensions={}
+  ROOT d = f32[4] divide(q, bz)
+}
+
+ENTRY main {
+  x = f32[4] parameter(0)
+  mask = pred[4] parameter(1)
+  f = f32[4] fusion(x, mask), kind=kLoop, calls=fused
+  e = f32[4] exponential(f)
+  g = f32[4] fusion(e), kind=kLoop, calls=fused_div
+  ROOT t = (f32[4], f32[4]) tuple(e, g)
+}
+"""
+
+
+def test_trace_looks_inside_a_fusion_before_naming_it():
+    m = _parse(FUSED_MASK)
+    x = np.array([0.5, 1, 2, 3], np.float32)
+    f = debug.trace(m, x, np.array([True, False, True, True])).finding
+    # %f holds -inf from its constant: not an origin; the division by zero inside %g is, named there
+    # (exp(-inf) / 0 = NaN beside three x / 0 = inf)
+    assert (f.instruction, f.opcode, f.computation, f.kind) == ("d", "divide", "fused_div", "nan")
+    assert f.message.startswith("first NaN produced by %d (divide): 1 NaN and 3 Inf")
+    assert [c["called_by"] for c in f.context] == [None, "g"]
+    # the real transformer: the mask's -inf inside %broadcast_select_fusion is no finding (was one)
+    mod = hlo_interp.parse((TF2 / "after.hlo").read_text())
+    rep = debug.trace(mod, *_tf2_args())
+    assert not rep.found and rep.checked == 307
+    # with the constant planted as +inf the row maxima are inf, exp gives 0 and a division by zero
+    # inside %broadcast_divide_fusion.1 makes the first Inf
+    bad = (TF2 / "after.hlo").read_text().replace("%constant.25 = f32[] constant(-inf)",
+                                                  "%constant.25 = f32[] constant(inf)")
+    f = debug.trace(hlo_interp.parse(bad), *_tf2_args()).finding
+    assert (f.instruction, f.opcode, f.computation) == ("divide.3", "divide", "fused_computation.38")
+    assert f.context[-1]["called_by"] == "broadcast_divide_fusion.1" and "256 Inf" in f.message
+
+
+def test_cli_trace_with_compare_reports_both(tmp_path):
+    bad = (TF2 / "after.hlo").read_text().replace("%constant.25 = f32[] constant(-inf)",
+                                                  "%constant.25 = f32[] constant(inf)")
+    (tmp_path / "bad.hlo").write_text(bad)
+    r = _run([tmp_path / "bad.hlo", "-i", TF2 / "inputs.npz", "--trace", "--compare", TF2 / "expected.npz",
+              "--print", "none", "--color", "never"])
+    assert r.exit_code == 1, r.output
+    assert "MISMATCH out0 f32[2,32,100]: 6400 of 6400 differ; 6400 NaN/Inf mismatch(es)" in r.output
+    assert "trace: first Inf produced by %divide.3 (divide): 256 Inf" in r.output
+    # the clean module: compare ok, trace finds nothing, exit 0
+    r = _run([TF2 / "after.hlo", "-i", TF2 / "inputs.npz", "--trace", "--compare", TF2 / "expected.npz",
+              "--print", "none", "--color", "never"])
+    assert r.exit_code == 0 and "ok       out0" in r.output and "trace: no NaN or Inf" in r.output
+    # a finding and a passing compare: exit 1, both printed
+    np.save(tmp_path / "x.npy", np.array([0.5, 1, 2, 3], np.float32))
+    (tmp_path / "m.hlo").write_text(FUSED_MASK)
+    np.save(tmp_path / "mask.npy", np.array([True, False, True, True]))
+    exp = debug.run(_parse(FUSED_MASK), np.array([0.5, 1, 2, 3], np.float32),
+                    np.array([True, False, True, True])).results
+    np.savez(tmp_path / "e.npz", out0=exp[0], out1=exp[1])
+    r = _run([tmp_path / "m.hlo", "-i", tmp_path / "x.npy", tmp_path / "mask.npy", "--trace", "--compare",
+              tmp_path / "e.npz", "--print", "none", "--color", "never"])
+    assert r.exit_code == 1 and r.output.count("ok       out") == 2 and "first NaN produced by %d" in r.output
