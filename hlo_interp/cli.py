@@ -276,12 +276,15 @@ def main() -> None:
                    "so two dumps that differ only in numbering print the same.")
 @click.option("--check", "check_only", is_flag=True,
               help="Write nothing; exit 1 and list the files that are not already formatted.")
-@click.option("-i", "--in-place", is_flag=True, help="Rewrite the files (atomically) instead of printing.")
+@click.option("-i", "--in-place", is_flag=True,
+              help="Rewrite the files (atomically) instead of printing; 'reformatted FILE' on stderr for each.")
+@click.option("--diff", "show_diff", is_flag=True,
+              help="Write nothing; print a unified diff of each file against its formatted text.")
 @click.option("-v", "--verbose", is_flag=True, help="List the files of a folder that were skipped (not HLO text).")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="Syntax colors when printing to a terminal.")
 def fmt_cmd(files, strip_metadata, strip_backend_config, canonical_names, check_only, in_place, color,
-            verbose=False):
+            verbose=False, show_diff=False):
     """Pretty-print HLO text canonically, in XLA's own style.
 
     Names get their % prefix, computations their signatures, shapes their layouts and attributes
@@ -293,20 +296,27 @@ def fmt_cmd(files, strip_metadata, strip_backend_config, canonical_names, check_
       hlo fmt --strip-metadata - < dump.txt
       hlo fmt --check dump_dir/           CI: fail if any HLO text of an XLA dump is not formatted
       hlo fmt module.hlo.pb               the text of an XLA proto (or snapshot) dump
-      hlo fmt -i module.hlo               rewrite in place
+      hlo fmt -i module.hlo               rewrite in place (stderr: reformatted module.hlo)
+      hlo fmt --diff a.hlo b.hlo          show what -i would change
+
+    Exit status: 0 ok (also after rewriting, and with --diff), 1 with --check when a file is not
+    formatted, 2 usage or input error.
     """
     from . import format_text
-    files = _fmt_inputs(files, check_only or in_place, verbose)
-    if len(files) > 1 and not (check_only or in_place):
-        raise click.UsageError("several files need --check or --in-place")
+    files = _fmt_inputs(files, check_only or in_place or show_diff, verbose)
+    if len(files) > 1 and not (check_only or in_place or show_diff):
+        raise click.UsageError("several files need --check, --in-place or --diff")
     if in_place and "-" in files:
         raise click.UsageError("--in-place cannot rewrite standard input")
+    if in_place and show_diff:
+        raise click.UsageError("give --in-place or --diff, not both")
     unformatted = []
+    rewritten = unchanged = 0
     status = EXIT_OK
     for path in files:
         try:
             if path.endswith(".pb") and path != "-":  # a binary dump: print the text XLA would print
-                if check_only or in_place:
+                if check_only or in_place or show_diff:
                     raise HloError("a binary proto cannot be formatted in place or checked; print its text "
                                    "with `hlo fmt FILE.pb`", filename=path)
                 from . import to_text
@@ -322,10 +332,13 @@ def fmt_cmd(files, strip_metadata, strip_backend_config, canonical_names, check_
             _report_error(e, color)
             status = EXIT_ERROR
             continue
-        if check_only:
+        if show_diff or check_only:
             if out != text:
                 unformatted.append(name)
-                click.echo(f"{name}: not formatted", err=True)
+                if check_only:
+                    click.echo(f"{name}: not formatted", err=True)
+                if show_diff:
+                    _print_unified_diff(text, out, name, color)
         elif in_place:
             if out != text:
                 try:
@@ -334,9 +347,16 @@ def fmt_cmd(files, strip_metadata, strip_backend_config, canonical_names, check_
                 except HloError as e:
                     _report_error(e, color)
                     status = EXIT_ERROR
+                    continue
+                rewritten += 1
+                click.echo(f"reformatted {name}", err=True)
+            else:
+                unchanged += 1
         else:
             sys.stdout.write(highlight(out) if use_color(color=color) else out)
-    if status == EXIT_OK and unformatted:
+    if in_place and rewritten + unchanged:
+        click.echo(f"{_plural(rewritten, 'file')} reformatted, {unchanged} left unchanged", err=True)
+    if status == EXIT_OK and unformatted and check_only:
         status = EXIT_FINDINGS
     sys.exit(status)
 
@@ -370,6 +390,26 @@ def _fmt_inputs(paths, several_ok: bool, verbose: bool) -> list:
                 click.echo(f"skipped {f.path} (not HLO text: {f.kind if f.kind != 'report' else f.what})",
                            err=True)
     return out
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _print_unified_diff(text: str, out: str, name: str, color: str) -> None:
+    """A unified diff of a file against its formatted text, on stdout (colored on a terminal)."""
+    import difflib
+    styled = use_color(color=color)
+    for line in difflib.unified_diff(text.splitlines(keepends=True), out.splitlines(keepends=True),
+                                     fromfile=f"{name}\t(original)", tofile=f"{name}\t(formatted)"):
+        if not line.endswith("\n"):
+            line += "\n\\ No newline at end of file\n"
+        if styled:
+            style = ("bold" if line.startswith(("+++", "---")) else "cyan" if line.startswith("@@")
+                     else "green" if line.startswith("+") else "bold red" if line.startswith("-") else None)
+            if style:
+                line = ansi(line.rstrip("\n"), style) + "\n"
+        sys.stdout.write(line)
 
 
 @main.command("check")

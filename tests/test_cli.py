@@ -207,3 +207,52 @@ def test_full_disk_on_stdout_is_one_line_and_exit_2(tmp_path, args):
                            text=True)
     assert r.returncode == 2
     assert r.stderr == "error: cannot write the output: No space left on device\n"
+
+
+def test_fmt_in_place_reports_and_diff_writes_nothing(tmp_path):
+    before = (ROOT / "samples" / "mlp.before_optimizations.hlo").read_text()
+    a, b = tmp_path / "a.hlo", tmp_path / "b.hlo"
+    a.write_text(before)
+    b.write_text(SAMPLE.read_text())  # already formatted
+    # --diff: a unified diff on stdout, nothing written, exit 0 (1 with --check, like black)
+    r = hlo("fmt", "--diff", str(a), str(b))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == f"--- {a}\t(original)" and lines[1] == f"+++ {a}\t(formatted)"
+    assert "-relu.1 {" in lines and "+%relu.1 (Arg_0.1: f32[8,32]) -> f32[8,32] {" in lines
+    assert str(b) not in r.stdout and a.read_text() == before
+    import difflib
+    assert r.stdout == "".join(difflib.unified_diff(before.splitlines(True), hlo("fmt", str(a)).stdout.splitlines(True),
+                                                    f"{a}\t(original)", f"{a}\t(formatted)"))
+    r = hlo("fmt", "--diff", "--check", str(a), str(b))
+    assert r.returncode == 1 and f"{a}: not formatted" in r.stderr and r.stdout.startswith("--- ")
+    assert hlo("fmt", "--diff", "-", input=before).stdout.startswith("--- <stdin>\t(original)")
+    assert hlo("fmt", "--diff", "-i", str(a)).returncode == 2
+    # -i: "reformatted X" per rewritten file on stderr, and a count
+    r = hlo("fmt", "-i", str(a), str(b))
+    assert r.returncode == 0 and r.stdout == ""
+    assert r.stderr.splitlines() == [f"reformatted {a}", "1 file reformatted, 1 left unchanged"]
+    assert a.read_text() == hlo("fmt", "-", input=before).stdout
+    r = hlo("fmt", "-i", str(a), str(b))
+    assert r.stderr.splitlines() == ["0 files reformatted, 2 left unchanged"]
+
+
+def test_pre_commit_fmt_hook_rewrites_like_black(tmp_path):
+    import re
+    text = (ROOT / ".pre-commit-hooks.yaml").read_text()
+    hooks = {}
+    for block in text.split("\n- ")[1:]:
+        h = dict(re.findall(r"^\s*(\w+): (.*)$", block, re.M))
+        hooks[h["id"]] = h
+    assert hooks["hlo-fmt"]["entry"] == "hlo fmt --in-place"
+    assert hooks["hlo-fmt-check"]["entry"] == "hlo fmt --check"
+    # what pre-commit does: the entry with the staged files appended; it fails the run when files changed
+    f = tmp_path / "m.before_optimizations.txt"
+    f.write_text((ROOT / "samples" / "mlp.before_optimizations.hlo").read_text())
+    assert re.search(hooks["hlo-fmt"]["files"].strip("'"), f.name)
+    before = f.read_text()
+    assert hlo(*hooks["hlo-fmt-check"]["entry"].split()[1:], str(f)).returncode == 1
+    r = hlo(*hooks["hlo-fmt"]["entry"].split()[1:], str(f))
+    assert r.returncode == 0 and r.stderr.startswith(f"reformatted {f}\n")
+    assert f.read_text() != before and f.read_text() == hlo("fmt", "-", input=before).stdout
+    assert hlo(*hooks["hlo-fmt-check"]["entry"].split()[1:], str(f)).returncode == 0
