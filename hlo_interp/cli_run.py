@@ -382,6 +382,12 @@ def _parse_bytes(text: str) -> int:
 @click.option("--profile", "profile", is_flag=True,
               help="Time and bytes per instruction and per opcode: the top 20 as tables, with totals.")
 @click.option("--profile-json", metavar="FILE", default=None, help="Write the whole profile as JSON to FILE.")
+@click.option("--repeat", type=int, default=1, show_default=True, metavar="N",
+              help="With --profile: run N times and report each instruction's and opcode's median time "
+                   "(single runs are noisy).")
+@click.option("--threads", type=int, default=None, metavar="N",
+              help="Use at most N BLAS threads (dots, convolutions, LAPACK; through threadpoolctl) "
+                   "[default: the BLAS library's own, usually one per core]. --profile says which it used.")
 @click.option("--progress/--no-progress", "progress", default=None,
               help="Live instruction and loop-iteration counts on stderr [default: when stderr is a terminal].")
 @click.option("--time", "show_time", is_flag=True, help="Print parse, build and run times to stderr.")
@@ -392,7 +398,8 @@ def main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol,
          max_iterations, fake_constants, keep_denormals, computation, replicas, partitions, same_inputs,
          show_time, color, infeed=None, outfeed=None, trace=False, trace_range=False, dump_dir=None,
          only=None, dump_max_bytes="1G", profile=False, profile_json=None, progress=None, host_recv=None,
-         host_send=None, module_name=None, stage=None, inputs_from=None, no_verify=False):
+         host_send=None, module_name=None, stage=None, inputs_from=None, no_verify=False, repeat=1,
+         threads=None):
     """Run an HLO module on NumPy: XLA's results, on any machine.
 
     MODULE is HLO text (what XLA_FLAGS=--xla_dump_to=DIR writes, or jax.jit(f).lower(...).as_text("hlo")),
@@ -418,6 +425,7 @@ def main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol,
       hlo-run model.hlo -i args.npz --trace           where does the first NaN/Inf come from?
       hlo-run model.hlo -i args.npz --dump-intermediates dump/ --only 'dot|fusion.*'
       hlo-run model.hlo -i args.npz --profile --print none
+      hlo-run model.hlo -i args.npz --profile --repeat 5 --threads 1 --print none
 
     Exit status: 0 ok, 1 results differ from --compare or --trace found a NaN/Inf, 2 usage or input error.
     """
@@ -427,10 +435,15 @@ def main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol,
         _setup_feeds(infeed, outfeed)
         _setup_host_transfers(host_recv, host_send)
         dbg = _DebugOptions(trace or trace_range, trace_range, dump_dir, only, dump_max_bytes, profile,
-                            profile_json, progress)
-        status = _main(module, list(inputs), random_inputs, seed, output, print_mode, compare, rtol, atol,
-                       max_bytes, max_iterations, fake_constants, computation, show_time, color,
-                       keep_denormals, replicas, partitions, same_inputs, dbg, module_name, stage, inputs_from)
+                            profile_json, progress, repeat)
+        if threads is not None and threads < 1:
+            raise click.UsageError("--threads must be >= 1")
+        from .debug import thread_limit
+        with thread_limit(threads):
+            status = _main(module, list(inputs), random_inputs, seed, output, print_mode, compare, rtol, atol,
+                           max_bytes, max_iterations, fake_constants, computation, show_time, color,
+                           keep_denormals, replicas, partitions, same_inputs, dbg, module_name, stage,
+                           inputs_from)
         if outfeed is not None:
             from .ops.io import take_outfeed
             save_results(outfeed, take_outfeed())
@@ -505,7 +518,7 @@ class _DebugOptions:
     """--trace, --dump-intermediates, --profile, --progress (hlo_interp.debug does the work)."""
 
     def __init__(self, trace=False, trace_range=False, dump_dir=None, only=None, dump_max_bytes="1G",
-                 profile=False, profile_json=None, progress=None):
+                 profile=False, profile_json=None, progress=None, repeat=1):
         self.trace = trace
         self.trace_range = trace_range
         self.dump_dir = dump_dir
@@ -514,6 +527,13 @@ class _DebugOptions:
         self.profile = profile or profile_json is not None
         self.profile_json = profile_json
         self.progress = progress
+        self.repeat = repeat
+        if repeat < 1:
+            raise click.UsageError("--repeat must be >= 1")
+        if repeat > 1 and not self.profile:
+            raise click.UsageError("--repeat N runs the module N times for --profile: give --profile")
+        if repeat > 1 and (self.trace or dump_dir is not None):
+            raise click.UsageError("--repeat works with --profile alone, not with --trace or --dump-intermediates")
         if only is not None and dump_dir is None:
             raise click.UsageError("--only selects what --dump-intermediates writes: give --dump-intermediates DIR")
         if only is not None:
@@ -665,9 +685,14 @@ def _main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol
         live_progress = _no_progress  # hlo_interp.debug (and what it imports) only when asked for
     with live_progress(observer if show_progress else None, color):
         if session is not None:
-            from .debug import execute
-            session.t_start = time.perf_counter()
-            got = execute(exe, session, args)
+            from .debug import Profile, execute
+            profiles = []
+            for _ in range(dbg.repeat):  # --repeat N (with --profile only): the medians of N runs
+                session.reset_run()
+                got = execute(exe, session, args)
+                profiles.append(got.profile)
+            if dbg.repeat > 1:
+                got.profile = Profile.median(profiles)
             leaves = got.results
         else:
             leaves = exe(*args)
@@ -749,8 +774,9 @@ def print_profile(prof, color: str, top: int = 20) -> None:
     from .debug import _bytes, _ms
     console = _console(color=color)
     tot = prof.total_time or 1e-300
-    console.print(f"[bold]profile[/bold]: {prof.executed} instructions executed, {_ms(prof.total_time)} in "
-                  f"instructions (wall {_ms(prof.wall)}), {_bytes(prof.total_bytes)} allocated")
+    from rich.markup import escape
+    head = prof.headline
+    console.print("[bold]profile[/bold]" + escape(head[len("profile"):]))
     t = Table(title=f"top {top} opcodes by time", title_justify="left")
     for col, just in (("opcode", "left"), ("instrs", "right"), ("runs", "right"), ("time", "right"),
                       ("%", "right"), ("bytes", "right")):

@@ -48,8 +48,8 @@ from .diagnostics import HloError
 from .evaluator import _NO_ALLOC, Observer, StopRun
 
 __all__ = ["DEFAULT_DUMP_MAX_BYTES", "DebugRun", "DumpResult", "Profile", "ProgressObserver", "Session",
-           "TraceFinding", "TraceReport", "dump", "execute", "live_progress", "profile", "run",
-           "source_location", "trace", "value_summary"]
+           "TraceFinding", "TraceReport", "blas_threads", "dump", "execute", "live_progress", "profile", "run",
+           "source_location", "thread_limit", "trace", "value_summary"]
 
 DEFAULT_DUMP_MAX_BYTES = 1 << 30
 
@@ -332,9 +332,33 @@ def _npy_write(path: str, a: np.ndarray) -> None:
 
 @dataclass
 class Profile:
-    """Per instruction: [computation, name, opcode, count, self seconds, bytes allocated]."""
+    """Per instruction: [computation, name, opcode, count, self seconds, bytes allocated].  A profile of
+    several runs (Profile.median) holds each instruction's median time and the median wall time."""
     rows: list = field(default_factory=list)
     wall: float = 0.0  # the run's wall time (seconds), observer overhead included
+    runs: int = 1
+    blas: list = field(default_factory=list)  # [(library, threads)] of the BLAS libraries loaded (blas_threads)
+
+    @classmethod
+    def median(cls, profiles: list) -> "Profile":
+        """One profile of several runs of the same plan: per instruction the median self time (counts and
+        bytes of the first run), the median wall time."""
+        import statistics
+        first = profiles[0]
+        times: dict[tuple, list] = {}
+        for p in profiles:
+            for r in p.rows:
+                times.setdefault((r[0], r[1], r[2]), []).append(r[4])
+        rows = [[c, n, o, k, statistics.median(times[(c, n, o)]), b] for c, n, o, k, _, b in first.rows]
+        return cls(rows=rows, wall=statistics.median(p.wall for p in profiles), runs=len(profiles),
+                   blas=list(first.blas))
+
+    @property
+    def threads_text(self) -> str:
+        if not self.blas:
+            return "BLAS threads: unknown (threadpoolctl found no BLAS library)"
+        seen = sorted(set(self.blas))
+        return "BLAS threads: " + ", ".join(f"{n} ({lib})" for lib, n in seen)
 
     @property
     def total_time(self) -> float:
@@ -369,13 +393,20 @@ class Profile:
 
     def to_json(self) -> dict:
         return {"wall_seconds": self.wall, "total_seconds": self.total_time, "total_bytes": self.total_bytes,
-                "executed": self.executed, "by_opcode": self.by_opcode(), "by_instruction": self.by_instruction()}
+                "executed": self.executed, "runs": self.runs,
+                "blas_threads": [{"library": lib, "threads": n} for lib, n in self.blas],
+                "by_opcode": self.by_opcode(), "by_instruction": self.by_instruction()}
+
+    @property
+    def headline(self) -> str:
+        runs = f", median of {self.runs} runs" if self.runs > 1 else ""
+        return (f"profile: {self.executed} instructions executed, {_ms(self.total_time)} in instructions "
+                f"(wall {_ms(self.wall)}{runs}), {_bytes(self.total_bytes)} allocated; {self.threads_text}")
 
     def table(self, top: int = 20) -> str:
         """Plain-text tables (the CLI draws the same with rich on a terminal)."""
         tot = self.total_time or 1e-300
-        out = [f"profile: {self.executed} instructions executed, {_ms(self.total_time)} in instructions "
-               f"(wall {_ms(self.wall)}), {_bytes(self.total_bytes)} allocated"]
+        out = [self.headline]
         out.append("")
         out.append(f"{'opcode':<24} {'instrs':>7} {'runs':>9} {'time':>11} {'%':>6} {'bytes':>11}")
         for r in self.by_opcode(top):
@@ -392,6 +423,39 @@ class Profile:
             out.append(f"{name:<40} {r['opcode']:<20} {r['count']:>7} {_ms(r['seconds']):>11} "
                        f"{100 * r['seconds'] / tot:>5.1f}% {_bytes(r['bytes']):>11}")
         return "\n".join(out)
+
+
+def blas_threads() -> list:
+    """[(library, threads)] for the BLAS libraries loaded in this process (NumPy's, SciPy's), from
+    threadpoolctl; [] when it is not installed."""
+    try:
+        import threadpoolctl
+    except ImportError:  # pragma: no cover - a dependency, but keep profiling without it
+        return []
+    return [(i.get("internal_api", "?"), int(i.get("num_threads", 0)))
+            for i in threadpoolctl.threadpool_info() if i.get("user_api") == "blas"]
+
+
+class thread_limit:
+    """Context manager: at most n BLAS threads (threadpoolctl) inside; n None: no change."""
+
+    def __init__(self, n: Optional[int]):
+        self.n = n
+        self._ctl = None
+
+    def __enter__(self):
+        if self.n is not None:
+            import numpy  # noqa: F401  (load NumPy's and SciPy's BLAS first, so that both are limited)
+            import scipy.linalg  # noqa: F401
+            import threadpoolctl
+            self._ctl = threadpoolctl.threadpool_limits(limits=self.n, user_api="blas")
+        return self
+
+    def __exit__(self, *exc):
+        if self._ctl is not None:
+            self._ctl.restore_original_limits()
+            self._ctl = None
+        return False
 
 
 def _ms(s: float) -> str:
@@ -712,7 +776,17 @@ class Session(Observer):
     # -- profile -------------------------------------------------------------------------------
     def profile_result(self) -> Profile:
         end = self.t_end if self.t_end is not None else time.perf_counter()
-        return Profile(rows=[list(r) for r in self._prof.values()], wall=end - self.t_start)
+        return Profile(rows=[list(r) for r in self._prof.values()], wall=end - self.t_start, blas=blas_threads())
+
+    def reset_run(self) -> None:
+        """Forget what the last run's profile and progress counted (hlo-run --repeat runs a plan again)."""
+        self._prof = {}
+        self._times = []
+        self.executed = 0
+        self.loop_iterations = {}
+        self.current_loop = None
+        self.t_start = time.perf_counter()
+        self.t_end = None
 
 
 class ProgressObserver(Observer):
@@ -941,6 +1015,21 @@ def dump(module: ir.Module, *args: Any, directory: str, only: Optional[str] = No
     return r.dump
 
 
-def profile(module: ir.Module, *args: Any, **run_kw: Any) -> Profile:
-    """Time and bytes per instruction and per opcode (Profile)."""
-    return run(module, *args, profile=True, **run_kw).profile
+def profile(module: ir.Module, *args: Any, repeat: int = 1, threads: Optional[int] = None,
+            **run_kw: Any) -> Profile:
+    """Time and bytes per instruction and per opcode (Profile); repeat > 1: the plan run that many times,
+    each instruction's median time (Profile.median); threads: at most that many BLAS threads."""
+    from .evaluator import compile as build
+    if repeat < 1:
+        raise ValueError("repeat must be >= 1")
+    bad = [k for k in run_kw if k not in _RUN_KW]
+    if bad:
+        raise TypeError(f"unexpected keyword argument {bad[0]!r}")
+    session = Session(module, profile=True)
+    exe = build(module, observer=session, **run_kw)
+    profiles = []
+    with thread_limit(threads):
+        for _ in range(repeat):
+            session.reset_run()
+            profiles.append(execute(exe, session, list(args)).profile)
+    return profiles[0] if repeat == 1 else Profile.median(profiles)

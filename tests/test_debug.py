@@ -506,3 +506,64 @@ def test_cli_trace_with_compare_reports_both(tmp_path):
     r = _run([tmp_path / "m.hlo", "-i", tmp_path / "x.npy", tmp_path / "mask.npy", "--trace", "--compare",
               tmp_path / "e.npz", "--print", "none", "--color", "never"])
     assert r.exit_code == 1 and r.output.count("ok       out") == 2 and "first NaN produced by %d" in r.output
+
+
+# --------------------------------------------------------------------------------------------------
+# --profile --repeat N, --threads N
+
+def test_profile_median_of_runs():
+    a = debug.Profile(rows=[["c", "x", "dot", 1, 3.0, 8], ["c", "y", "add", 2, 1.0, 4]], wall=10.0,
+                      blas=[("openblas", 2)])
+    b = debug.Profile(rows=[["c", "y", "add", 2, 5.0, 4], ["c", "x", "dot", 1, 1.0, 8]], wall=30.0)
+    c = debug.Profile(rows=[["c", "x", "dot", 1, 2.0, 8], ["c", "y", "add", 2, 2.0, 4]], wall=20.0)
+    m = debug.Profile.median([a, b, c])
+    assert m.rows == [["c", "x", "dot", 1, 2.0, 8], ["c", "y", "add", 2, 2.0, 4]]
+    assert (m.wall, m.runs, m.blas) == (20.0, 3, [("openblas", 2)])
+    assert m.headline.startswith("profile: 3 instructions executed, 4000.000 ms in instructions (wall 20000.000 ms, "
+                                 "median of 3 runs), 12 B allocated; BLAS threads: 2 (openblas)")
+    js = m.to_json()
+    assert js["runs"] == 3 and js["blas_threads"] == [{"library": "openblas", "threads": 2}]
+    # a real loop, three runs: the same instructions, counts and bytes as one run
+    mod = _parse(FORI.read_text())
+    one = debug.profile(mod, np.ones(4, np.float32))
+    three = debug.profile(mod, np.ones(4, np.float32), repeat=3)
+    assert three.runs == 3 and one.runs == 1
+    assert [r[:4] + r[5:] for r in three.rows] == [r[:4] + r[5:] for r in one.rows]
+    with pytest.raises(ValueError):
+        debug.profile(mod, np.ones(4, np.float32), repeat=0)
+
+
+def test_threads_limit_blas_and_the_profile_says_so():
+    import scipy.linalg  # noqa: F401  (SciPy's BLAS loaded, as --threads does)
+    import threadpoolctl
+    before = debug.blas_threads()
+    assert before and all(lib == "openblas" for lib, _ in before)  # NumPy's and SciPy's
+    with debug.thread_limit(1):
+        assert {n for _, n in debug.blas_threads()} == {1}
+    assert debug.blas_threads() == before
+    mod = _parse(FORI.read_text())
+    p = debug.profile(mod, np.ones(4, np.float32), threads=1)
+    assert {n for _, n in p.blas} == {1} and "BLAS threads: 1 (openblas)" in p.table()
+    p = debug.profile(mod, np.ones(4, np.float32))
+    assert p.blas == before == [(i["internal_api"], i["num_threads"]) for i in threadpoolctl.threadpool_info()
+                                if i["user_api"] == "blas"]
+
+
+def test_cli_profile_repeat_and_threads(tmp_path):
+    np.save(tmp_path / "x.npy", np.ones(4, np.float32))
+    r = _run([FORI, "-i", tmp_path / "x.npy", "--profile", "--repeat", "3", "--threads", "1", "--print", "none",
+              "--color", "never", "--profile-json", tmp_path / "p.json"])
+    assert r.exit_code == 0, r.output
+    head = r.output.splitlines()[0]
+    assert "median of 3 runs" in head and head.endswith("BLAS threads: 1 (openblas)")
+    js = json.loads((tmp_path / "p.json").read_text())
+    assert js["runs"] == 3 and {t["threads"] for t in js["blas_threads"]} == {1}
+    assert sum(r["count"] for r in js["by_opcode"]) == js["executed"]
+    r = _run([FORI, "-i", tmp_path / "x.npy", "--profile", "--print", "none", "--color", "never"])
+    n = max(t for _, t in debug.blas_threads())
+    assert "median of" not in r.output and f"BLAS threads: {n} (openblas)" in r.output
+    for bad, msg in ((["--repeat", "3"], "give --profile"), (["--profile", "--repeat", "0"], "--repeat must be"),
+                     (["--threads", "0"], "--threads must be"),
+                     (["--profile", "--trace", "--repeat", "2"], "--profile alone")):
+        r = _run([FORI, "-i", tmp_path / "x.npy", "--print", "none", *bad])
+        assert r.exit_code == 2 and msg in r.output, (bad, r.output)
