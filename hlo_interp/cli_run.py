@@ -438,8 +438,12 @@ def main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol,
                             profile_json, progress, repeat)
         if threads is not None and threads < 1:
             raise click.UsageError("--threads must be >= 1")
-        from .debug import thread_limit
-        with thread_limit(threads):
+        import contextlib
+        limit = contextlib.nullcontext()
+        if threads is not None:
+            from .debug import thread_limit  # (NumPy: only when asked, --help and errors stay quick)
+            limit = thread_limit(threads)
+        with limit:
             status = _main(module, list(inputs), random_inputs, seed, output, print_mode, compare, rtol, atol,
                            max_bytes, max_iterations, fake_constants, computation, show_time, color,
                            keep_denormals, replicas, partitions, same_inputs, dbg, module_name, stage,
