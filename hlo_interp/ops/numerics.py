@@ -513,6 +513,18 @@ def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
             err = (p - (s - bb)) + (c64 - bb)
             return _round_odd_sum(s, err).astype(F32)
         a, b, c = a.astype(F64, copy=False), b.astype(F64, copy=False), c.astype(F64, copy=False)
+        small = (np.abs(a * b) < 2.0 ** -900) & (np.abs(c) < 2.0 ** 400) & (a != 0) & (b != 0)
+        if small.any():
+            # a product below the normal range would be flushed (FTZ) before the sum, where a real fma
+            # keeps it exact: scale by a power of two (exact) and back (which flushes only the result)
+            sa = np.where(small, a * 2.0 ** 600, a)
+            sc = np.where(small, c * 2.0 ** 600, c)
+            return np.where(small, _fma64(sa, b, sc) * 2.0 ** -600, _fma64(a, b, c))
+        return _fma64(a, b, c)
+
+
+def _fma64(a, b, c):
+    with np.errstate(all="ignore"):
         t = _SPLITTER * a
         ah = t - (t - a)
         al = a - ah
@@ -531,7 +543,10 @@ def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
         r = np.where(v == 0, s, s + v)  # (v == 0: s is exact; keeps the sign of a zero s)
         bad = ~(np.isfinite(r) & np.isfinite(e) & np.isfinite(v)) | (np.abs(a) > 1e300) | (np.abs(b) > 1e300)
         if bad.any():
-            r = np.where(bad, a * b + c, r)
+            # an infinite c with finite a, b: the exact product is finite, so the sum is c (a*b + c would
+            # give NaN when a*b overflows to the other infinity)
+            fin_ab = np.isfinite(a) & np.isfinite(b)
+            r = np.where(bad, np.where(fin_ab & np.isinf(c), c, a * b + c), r)
         return r
 
 
