@@ -584,6 +584,42 @@ def test_browser_url_fragment_selects_and_reveals(tmp_path):
     assert f"<b>%{inner}</b> in {fused.attrs['calls']}" in dom
 
 
+_FIND = r"""<script>(function(){
+var out=[],inp=document.getElementById('find');
+QUERIES.forEach(function(q){inp.value=q;inp.dispatchEvent(new Event('input'));
+ inp.dispatchEvent(new KeyboardEvent('keydown',{key:'Enter'}));
+ var v=window.hloViewer;out.push([q,document.getElementById('found').textContent,v.selected,location.hash]);});
+var p=document.createElement('pre');p.id='find-out';p.textContent=JSON.stringify(out);document.body.appendChild(p);
+})();</script>"""
+
+
+@needs_browser
+def test_browser_find_by_name_opcode_and_op_name(tmp_path):
+    m = _module("grad_cnn.after.hlo")
+    # an op_name only found inside a fused computation, so finding it opens the fusion
+    fused = {f.attrs["calls"] for f in m.entry.instructions if f.opcode == "fusion"}
+    target = next(i for c in m.computations if c.name in fused for i in c.instructions
+                  if i.opcode == "compare" and i.attrs.get("metadata", {}).get("op_name"))
+    op_name = target.attrs["metadata"]["op_name"]
+    holders = {c.name for c in m.computations for i in c.instructions
+               if i.attrs.get("metadata", {}).get("op_name") == op_name}
+    queries = [m.entry.root.name, "convolution", op_name]
+    page = graph.to_html(m).replace("</body></html>", _FIND.replace("QUERIES", json.dumps(queries)) + "</body></html>")
+    f = tmp_path / "g.html"
+    f.write_text(page)
+    dom = _browser(["--dump-dom", f.as_uri()], tmp_path).stdout.decode()
+    out = json.loads(html.unescape(re.search(r'<pre id="find-out">(.*?)</pre>', dom, re.S).group(1)))
+    (q0, n0, sel0, h0), (q1, n1, sel1, _), (q2, n2, sel2, h2) = out
+    assert sel0 == [m.entry.name, m.entry.root.name] and h0 == f"#{m.entry.root.name}" and n0.startswith("1 of ")
+    convs = sum(1 for c in m.computations for i in c.instructions if i.opcode == "convolution")
+    assert n1 == f"1 of {convs}" and sel1[1] in {i.name for c in m.computations for i in c.instructions
+                                                  if i.opcode == "convolution"}
+    same = sum(1 for c in m.computations for i in c.instructions
+               if op_name.lower() in str(i.attrs.get("metadata", {}).get("op_name", "")).lower())
+    assert n2 == f"1 of {same}" and sel2[0] in holders and h2 == f"#{sel2[0]}/{sel2[1]}"
+    assert 'data-open="' in dom
+
+
 @needs_browser
 def test_browser_diff_page(tmp_path):
     from hlo_interp import diff
