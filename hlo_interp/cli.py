@@ -385,6 +385,10 @@ def _fmt_inputs(paths, several_ok: bool, verbose: bool) -> list:
             raise click.UsageError(f"{p}: no HLO text in this folder, only binary protos (print one with "
                                    f"`hlo fmt FILE.pb`)")
         out += [str(f.path) for f in texts]
+        others = len(dump.module_files()) - len(texts) + len(dump.skipped)
+        click.echo(f"hlo fmt: {p}: {len(texts)} HLO text(s)"
+                   + (f", {others} other file(s) skipped (protos, snapshots, reports; -v lists them)"
+                      if others else ""), err=True)
         if verbose:
             for f in [f for f in dump.module_files() if f.kind != HLO_TEXT] + dump.skipped:
                 click.echo(f"skipped {f.path} (not HLO text: {f.kind if f.kind != 'report' else f.what})",

@@ -101,6 +101,7 @@ def test_check_and_fmt_check_a_dump_folder(prog):
     assert re.search(r"skipped .*module\.mlir \(not HLO: mlir\)", r.stderr)
     r = run("fmt", "--check", DUMPS / prog / "a")
     assert r.returncode == 0, r.stderr
+    assert f": {2 * n_modules} HLO text(s), " in r.stderr and "other file(s) skipped" in r.stderr
 
 
 def test_fmt_check_glob_of_a_dump_skips_reports():
