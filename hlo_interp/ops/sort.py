@@ -437,7 +437,23 @@ class ComparatorSort:
             return self.vc.evaluate(self.comp.root.name, params, lhs[0].shape)
 
     def general_order(self, flat):
-        return merge_sort_order(flat, self.less_vec)
+        # only the operands the comparator reads are gathered at each merge step (a sort of (keys, iota)
+        # by the keys moves half the data)
+        root = self.comp.root
+        names = root.operands if root.opcode == "tuple" else [root.name]
+        used = set()
+        for nm in names:
+            used |= {p // 2 for p in self.vc.params_of(nm)}
+        need = sorted(used) or [0]
+
+        def less(lhs, rhs):
+            params = {}
+            for i, k in enumerate(need):
+                params[2 * k] = lhs[i]
+                params[2 * k + 1] = rhs[i]
+            with np.errstate(all="ignore"):
+                return self.vc.evaluate(root.name, params, lhs[0].shape)
+        return merge_sort_order([flat[k] for k in need], less)
 
     def scalar_order(self, flat):
         if self.fn is None:
