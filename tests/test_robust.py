@@ -201,9 +201,10 @@ def test_6_internal_error_findings_exit_2(tmp_path, monkeypatch):
 @pytest.mark.parametrize("shape, message", [
     ("f32[-1]", "negative dimension size -1"),
     ("f32[4,-4]", "negative dimension size -4"),
-    ("f32[9223372036854775808]", "dimensions overflow"),
+    ("f32[9223372036854775808]", "is beyond int64"),
     ("f32[4294967296,4294967296]", "dimensions overflow"),
     ("f32[2305843009213693952]", "shape size may overflow int64"),  # 2^61 elements, 2^63 bytes
+    ("s32[0,9223372036854775808]", "is beyond int64"),  # no elements, but a size XLA reads as negative
 ])
 def test_14_dimensions_check_refuses(tmp_path, shape, message):
     for body in (f"ROOT p = {shape} parameter(0)",

@@ -159,6 +159,8 @@ def _check_dims(dims, dynamic, et, source: SourceText, pos: int) -> None:
     for d, dyn in zip(dims, dynamic):
         if d < 0 and not (dyn and d == ir.UNBOUNDED):
             raise HloError.at(source, pos, f"negative dimension size {d}")
+        if d > _INT64_MAX:  # XLA's lexer reads it as a uint64 bit-cast to a negative int64
+            raise HloError.at(source, pos, f"dimension size {d} is beyond int64 (a negative size to XLA)")
         count *= max(d, 0)
     if count > _INT64_MAX:
         raise HloError.at(source, pos, f"dimensions overflow: {et.name}[{','.join(map(str, dims))}] has more "
