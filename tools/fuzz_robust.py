@@ -292,7 +292,9 @@ def main() -> int:
         if key not in distinct:
             path = out / f"fail_{len(distinct):04d}.hlo"
             path.write_text(text)
+            path.with_suffix(".txt").write_text(key + "\n")
             distinct[key] = (k, str(path))
+            print(f"  new failure (mutant {k}): {key}  [{path}]", flush=True)
 
     import concurrent.futures as cf
     import threading
