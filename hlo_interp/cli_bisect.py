@@ -11,33 +11,26 @@ from .diagnostics import HloError
 from .files import InputError
 
 
-def _leaf_check(got, want, rtol, atol) -> tuple[bool, str]:
-    """hlo-run --compare's rule for one leaf."""
-    try:  # the rule's own module, where there is one
-        from .compare import compare_leaf
-        r = compare_leaf(got, want, rtol, atol)
-        return r.ok, r.line
-    except ImportError:
-        from .cli_run import compare_leaf
-        return compare_leaf(got, want, rtol, atol)
-
-
-def _judge(rtol, atol):
+def _judge(rtol, atol, reference_module):
+    """hlo-run --compare's rule (hlo_interp.compare), for result leaves (with the reference module's
+    numerics: its precision and longest reductions) and for single values."""
     from .cli_run import _type_text
+    from .compare import compare_leaf, leaf_numerics
+    numerics = leaf_numerics(reference_module)
 
     def judge(leaves, ref):
         if len(leaves) != len(ref):
             return False, [f"{len(leaves)} result leaves, the reference has {len(ref)}"]
         ok_all, lines = True, []
         for k, (a, e) in enumerate(zip(leaves, ref)):
-            ok, line = _leaf_check(a, e, rtol, atol)
-            ok_all &= ok
-            lines.append(f"{'ok' if ok else 'MISMATCH'} out{k} {_type_text(a)}: {line}")
+            r = compare_leaf(a, e, rtol, atol, numerics=numerics[k] if k < len(numerics) else None)
+            ok_all &= r.ok
+            lines.append(f"{'ok' if r.ok else 'MISMATCH'} out{k} {_type_text(a)}: {r.line}")
         return ok_all, lines
 
     def value_judge(got, want):
-        ok, line = _leaf_check(got, want, rtol, atol)
-        return ok, [line]
+        r = compare_leaf(got, want, rtol, atol)
+        return r.ok, [r.line]
     return judge, value_judge
 
 
@@ -91,7 +84,8 @@ def command(folder, module_name, inputs, random_inputs, seed, rtol, atol, verbos
         mod = mods[0]
         seq = pass_sequence(mod)
         make_args = _arguments(mod, inputs, random_inputs, seed)
-        judge, value_judge = _judge(rtol, atol)
+        from .dumps import load
+        judge, value_judge = _judge(rtol, atol, load(seq[0]).module)
         sys.stdout.write(f"module {mod.key}: {len(seq)} texts ({label(seq[0])} ... {label(seq[-1])}); "
                          f"reference: {label(seq[0])}\n")
 
