@@ -681,6 +681,11 @@ def _conv_flops(ins: ir.Instruction, lhs: ir.ArrayShape, rhs: ir.ArrayShape, out
                 and wd.pad_high == o_lim - 1 and wd.pad_low == o_lim - 1):
             counts.append(o_lim)
             continue
+        if k_lim != wd.size:
+            k_lim = wd.size  # an invalid module (the verifier says so): the window's size
+        if k_lim > 1 << 20:  # an absurd window: the bound, not one array entry per tap
+            counts.append(k_lim * o_lim)
+            continue
         counts.append(_valid_positions(k_lim, o_lim, i_lim, wd))
     fgc = a.get("feature_group_count") or 1
     bgc = a.get("batch_group_count") or 1

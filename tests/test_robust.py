@@ -602,3 +602,19 @@ def test_fuzz_every_command_fails_only_with_located_errors(case):
             step()
         except (hlo_interp.HloError, InputError):
             pass
+
+
+def test_fuzz_finding_operand_layout_constraints_on_a_non_custom_call():
+    # tools/fuzz_robust.py (seed 2, mutant 3013): a custom-call became a tuple, its attributes kept
+    text = (ROOT / "tests/data/robust_fuzz_olc_on_tuple.hlo").read_text()
+    findings = hlo_interp.check(hlo_interp.parse(text))
+    assert findings and all(f.code != "E000" for f in findings), [f.render() for f in findings]
+
+
+def test_fuzz_finding_info_on_a_convolution_whose_kernel_disagrees_with_its_window(tmp_path):
+    # tools/fuzz_robust.py (seed 2, mutant 18698): kernel f32[100000000,3,1,4], window 3x3: info
+    # allocated one entry per kernel tap (763 MB)
+    p = ROOT / "tests/data/robust_fuzz_conv_kernel_dims.hlo"
+    r = run("info", p, mem_gb=1)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert run("check", p).returncode == 1

@@ -655,7 +655,7 @@ class _Checker:
         declared = ins.shape
         operand_shapes = [self.shapes.get((comp.name, o)) for o in ins.operands] if ok_operands else None
         olc = ins.attrs.get("operand_layout_constraints")
-        if olc is not None and operand_shapes is not None:
+        if isinstance(olc, (list, tuple)) and operand_shapes is not None:  # (undecoded on other opcodes)
             if len(olc) != len(operand_shapes):
                 self.add("E110", f"custom-call has {len(operand_shapes)} operand(s) but {len(olc)} operand layout "
                                  f"constraint(s)", self.attr_loc(ins, "operand_layout_constraints"), comp, ins)
