@@ -416,7 +416,8 @@ def _d_shape(v):
 
 
 def _d_shapes(v):
-    if isinstance(v, ir.GBraces) and all(isinstance(x, (ir.ArrayShape, ir.TupleShape)) for x in v.items):
+    if isinstance(v, ir.GBraces) and all(isinstance(x, (ir.ArrayShape, ir.TupleShape, ir.BufferShape))
+                                         for x in v.items):
         return tuple(v.items)
     raise _Bad("expected a list of shapes like {f32[2]{0}, s32[]}")
 

@@ -115,9 +115,12 @@ def test_literal_attributes_print_in_xla_literal_format():
     assert _shuffle_line(_module(body)) == (
         "dimensions={0,1}, mode=permute, indices=s8[3,2,2]{2,1,0} "
         "{ { { 2, 0 }, { 0, 1 } }, { { 0, 0 }, { 2, 1 } }, { { 1, 0 }, { 1, 1 } } }")
-    # a literal written without a layout gets the default one, as XLA's parser gives it
-    assert _shuffle_line(_module("dimensions={0}, mode=permute, indices=u8[3] {2,0,1}")) == (
+    assert _shuffle_line(_module("dimensions={0}, mode=permute, indices=u8[3]{0} {2,0,1}")) == (
         "dimensions={0}, mode=permute, indices=u8[3]{0} {2, 0, 1}")
+    # without a layout, XLA's ParseShape reads `{2,0,1}` as the layout of u8[3] (a `{` followed by an
+    # integer after a shape is a layout, whitespace or not): XLA refuses `literal=s32[3] {1,2,3}` so
+    with pytest.raises(hlo_interp.HloError, match="layout has 3 dimensions, but the shape has 1"):
+        _shuffle_line(_module("dimensions={0}, mode=permute, indices=u8[3] {2,0,1}"))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -282,7 +285,7 @@ def test_permute_matches_an_element_by_element_gather(seed):
     lit = hlo_interp.ir.Literal(hlo_interp.ir.ArrayShape(PRIMITIVE_TYPES["s32"], idx.shape), idx)
     ty = f"f32[{','.join(map(str, shape))}]"
     body = (f"dimensions={{{','.join(map(str, dims))}}}, mode=permute, "
-            f"indices={shape_text(lit.shape)} {format_literal(lit)}")
+            f"indices={shape_text(hlo_interp.ir.with_default_layouts(lit.shape))} {format_literal(lit)}")
     np.testing.assert_array_equal(_run(_module(body, ty), x), want)
 
 

@@ -271,13 +271,29 @@ class HloLexer:
         fast_signature = self._fast_signature
         root_type = self.keywords.get("ROOT")
         lpar = self.lpar
+        layout_after_ws = _LAYOUT_AFTER_WS.match
         while pos < end:
             ch = text[pos]
             if ch in " \t\r\n\f":
+                ws_start = pos
                 pos = skip_ws(text, pos).end()
                 if pos >= end:
                     return
                 ch = text[pos]
+                if ch == "{" and ws_start > 0 and text[ws_start - 1] == "]" and layout_after_ws(text, pos, end):
+                    # `f32[4] {0}`: XLA takes a `{` after a shape's `]` as its layout when an integer or
+                    # a colon follows, whitespace or not (the grammar's LAYOUT_OPEN sees no whitespace)
+                    nest += 1
+                    if nest > MAX_NESTING:
+                        raise HloError.at(source, pos, f"nesting deeper than {MAX_NESTING} levels")
+                    depth += 1
+                    t = new(Tok, "{")
+                    t.type = "LAYOUT_OPEN"
+                    t.value = "{"
+                    t.start_pos = pos
+                    yield t
+                    pos += 1
+                    continue
             sub = dispatch[ch]
             m = sub.match(text, pos, end) if sub is not None else None
             if m is None:
@@ -494,6 +510,7 @@ _NO = re.match("(?P<_>)", "")  # a match whose lastgroup is no terminal
 
 
 _WS = re.compile(r"[ \t\f\r\n]+")
+_LAYOUT_AFTER_WS = re.compile(r"\{[ \t\r\n]*[0-9:]")  # what LAYOUT_OPEN looks ahead for
 # Attributes whose `{...}` value XLA's lexer takes as one brace-balanced string (LexJsonDict).
 _RAW_BRACE_ATTRS = frozenset({"backend_config="})
 

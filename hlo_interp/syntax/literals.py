@@ -278,9 +278,29 @@ def _to_literal(tree, shape: ir.Shape, source: SourceText, offset: int) -> ir.Li
         if shape.element_type.kind == "token" if isinstance(shape, ir.ArrayShape) else False:
             return ir.Literal(shape, np.zeros((), dtype=np.uint8))
         raise HloError.at(source, offset, f"a constant cannot have shape {shape}")
+    if shape.dims and not isinstance(tree, (list, LitTuple)):
+        return _scalar_for_array(tree, shape, source, offset)
     flat: list[Any] = []
     _flatten(tree, shape.dims, 0, flat, source, offset)
     return ir.Literal(shape, _values_to_array(flat, shape, source, offset))
+
+
+def _scalar_for_array(tree, shape: ir.ArrayShape, source: SourceText, offset: int) -> ir.Literal:
+    """A scalar written for an array constant, `f32[3] constant(7)`.  XLA's parser takes it (its
+    dense-literal loop ignores the nesting check for a number at level 0) and stores the value at
+    linear index 0 of a zero-filled array: XLA:CPU runs `f32[3] constant(7)` as {7, 0, 0}, not as a
+    broadcast.  With no element to hold it the text is refused, as XLA refuses it; a complex (re, im)
+    pair goes through the checked path, where XLA refuses it too."""
+    n = 1
+    for d in shape.dims:
+        n *= d
+    if n == 0:
+        raise HloError.at(source, offset, f"expects nested array in rank {len(shape.dims)}, but sees 0 "
+                                          f"(a scalar for an array of no elements)")
+    first = _values_to_array([tree], ir.ArrayShape(shape.element_type, ()), source, offset)
+    out = np.zeros(shape.dims, dtype=shape.element_type.dtype)
+    out.reshape(-1)[0] = first.reshape(-1)[0]
+    return ir.Literal(shape, out)
 
 
 def _flatten(tree, dims, level, out, source, offset):

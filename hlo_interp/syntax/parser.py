@@ -252,7 +252,7 @@ class _Builder:
         return self._finish_module(m)
 
     def module(self, c):
-        name = _strip(c[0])
+        name = _strip(c[0][:-1] if c[0].type == "PARAM_NAME" else c[0])
         attrs = {}
         tables = ir.StackFrameTables()
         comps = []
@@ -344,6 +344,18 @@ class _Builder:
         self._check_instructions(comp)
         return comp
 
+    def computation_no_params(self, c):
+        """`ENTRY main() -> f32[4] {`: the name and `()` came as one OP_CALL_FAST token."""
+        i = 1 if c[0] is _ENTRY else 0
+        tok = c[i]
+        paren = tok.index("(")
+        if tok[paren + 1:-1].strip():
+            raise self._err_at_loc(self._loc(tok.start_pos + paren + 1),
+                                   "expected ')' or a parameter (name: shape)")
+        name = _lexer.HloToken("NAME", str(tok[:paren]))
+        name.start_pos = tok.start_pos
+        return self.computation(c[:i] + [name, ("sig", [], c[i + 1])] + c[i + 2:])
+
     def _check_instructions(self, comp: ir.Computation) -> None:
         seen: dict[str, ir.Instruction] = {}
         roots = []
@@ -374,6 +386,9 @@ class _Builder:
 
     def param(self, c):
         return (_strip(c[0][:-1]), c[1])
+
+    def param_no_colon(self, c):
+        return (_strip(c[0]), c[1])
 
     def comp_attr(self, c):
         return _attr_triple(c[0], c[1])

@@ -1,0 +1,400 @@
+#!/usr/bin/env python3
+"""Differential harness over the HLO texts of XLA's own test suite (dev-only: needs jax/jaxlib and a
+git mirror of XLA's sources; nothing here is imported by hlo_interp or its tests).
+
+    python3 tools/xla_testsuite.py extract [--repo DIR] [--rev REV] [--out DIR]
+    python3 tools/xla_testsuite.py parse   [--out DIR] [--match SUBSTR] [--show N]
+    python3 tools/xla_testsuite.py run     [--out DIR] [--match SUBSTR] [--show N] [--limit N] [--timeout S]
+    python3 tools/xla_testsuite.py table   [--out DIR]
+
+extract  reads, at one revision of XLA's sources (`git show`, no checkout needed), the files
+         xla/tests/*.cc, xla/service/**/*_test.cc, xla/hlo/**/*_test.cc, xla/backends/**/tests/*.hlo,
+         xla/tools/**/data/*.hlo, xla/**/*_test.cc holding `HloModule`, and writes every HLO text found
+         in them to OUT/texts/NNNNN.hlo, with OUT/manifest.json giving each text's source file and line.
+         In C++ sources a text is a raw string literal `R"delim(...)delim"` that holds `ENTRY` or
+         `HloModule`; an .hlo file is one text per `// -----` piece.
+parse    gives each text to XLA's parser (jaxlib `hlo_module_from_text`, in a helper process that is
+         restarted when XLA aborts) and to `hlo check --syntax-only` (hlo_interp.cli.check_text), and
+         sorts the texts: both accept / both reject / we reject what XLA accepts / we accept what XLA
+         rejects.  Results in OUT/parse.json.
+run      runs each text XLA's parser accepts on XLA:CPU (the module converted to StableHLO and compiled
+         as tools/xla_dev.py does; one device) and with hlo_interp.run, both on the same seeded inputs
+         (hlo_interp.evaluator.random_value, seed 0), and sorts the outcomes:
+           pass          the results agree (ints/pred exactly, floats within hlo-run's --compare defaults);
+           mismatch      both ran, the results differ;
+           our error     XLA:CPU ran it, hlo_interp raised (an HloError or an internal error);
+           xla-cannot    XLA:CPU cannot compile/run it on the CPU (TPU/GPU-only ops, several devices, ...);
+           both-error    neither runs it.
+         Results in OUT/run.json.
+table    prints the summary tables (markdown) of parse.json and run.json.
+
+OUT defaults to build/xla_testsuite (ignored by git).  The texts are XLA's: they are not committed;
+the regression cases derived from them are (tests/golden/, tests/corpus/).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+DEFAULT_REPO = "/work/.mirror/ROCm+xla/repo"
+DEFAULT_REV = "upstream-jax-v0.9.2"
+DEFAULT_OUT = ROOT / "build" / "xla_testsuite"
+
+_RAW = re.compile(r'R"([^()\\\s"]{0,16})\((.*?)\)\1"', re.S)
+
+
+def _wanted(path: str) -> bool:
+    if path.endswith(".hlo"):
+        return ("/tests/" in path and path.startswith("xla/backends/")) or \
+               (path.startswith("xla/tools/") and "/data/" in path)
+    if not path.endswith(".cc"):
+        return False
+    if path.startswith("xla/tests/"):
+        return True
+    return path.endswith("_test.cc") and path.startswith("xla/")
+
+
+def extract(args) -> None:
+    repo, rev, out = args.repo, args.rev, Path(args.out)
+    files = subprocess.run(["git", "-C", repo, "ls-tree", "-r", "--name-only", rev], check=True,
+                           capture_output=True, text=True).stdout.split()
+    files = [f for f in files if _wanted(f)]
+    texts_dir = out / "texts"
+    texts_dir.mkdir(parents=True, exist_ok=True)
+    for old in texts_dir.glob("*.hlo"):
+        old.unlink()
+    manifest = []
+    for f in files:
+        try:
+            src = subprocess.run(["git", "-C", repo, "show", f"{rev}:{f}"], check=True,
+                                 capture_output=True).stdout.decode("utf-8", "replace")
+        except subprocess.CalledProcessError:
+            continue
+        pieces = []
+        if f.endswith(".hlo"):
+            line = 1
+            for piece in re.split(r"(?m)^// -----.*\n", src):
+                if "ENTRY" in piece or "HloModule" in piece:
+                    pieces.append((line, piece))
+                line += piece.count("\n") + 1
+        else:
+            if "ENTRY" not in src and "HloModule" not in src:
+                continue
+            for m in _RAW.finditer(src):
+                body = m.group(2)
+                if "ENTRY" in body or "HloModule" in body:
+                    pieces.append((src.count("\n", 0, m.start(2)) + 1, body))
+        for line, body in pieces:
+            i = len(manifest)
+            (texts_dir / f"{i:05d}.hlo").write_text(body)
+            manifest.append({"id": f"{i:05d}", "source": f, "line": line})
+    (out / "manifest.json").write_text(json.dumps({"repo": repo, "rev": rev, "texts": manifest}, indent=0))
+    print(f"{len(manifest)} texts from {len({m['source'] for m in manifest})} files of {rev} -> {texts_dir}")
+
+
+# --------------------------------------------------------------------------------------------------
+# A helper process running XLA (it may abort on some inputs: then it is restarted)
+
+def _worker() -> None:
+    """Reads one JSON request per line on stdin, answers one JSON line on stdout."""
+    from jax._src.lib import hlo
+    real_stdout = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)  # XLA's own prints must not garble the protocol
+    for line in sys.stdin:
+        req = json.loads(line)
+        text = Path(req["path"]).read_text()
+        if req["op"] == "parse":
+            try:
+                hlo.hlo_module_from_text(text)
+                ans = {"ok": True}
+            except Exception as e:  # noqa: BLE001
+                ans = {"ok": False, "error": str(e).strip().splitlines()[0][:300] if str(e).strip() else repr(e)}
+        else:
+            ans = _xla_run(text, req["inputs"])
+        real_stdout.write(json.dumps(ans) + "\n")
+        real_stdout.flush()
+
+
+def _xla_run(text: str, inputs_path: str) -> dict:
+    import numpy as np
+    from tools.xla_dev import run_hlo
+    try:
+        data = np.load(inputs_path, allow_pickle=False)
+        args = [_unstore(data, k) for k in sorted(data.files, key=lambda k: int(k[3:]))]
+        _, leaves = run_hlo(text, args)
+    except Exception as e:  # noqa: BLE001
+        msg = str(e).strip()
+        return {"ok": False, "error": (msg.splitlines()[0] if msg else repr(e))[:300]}
+    out = inputs_path.replace(".inputs.npz", ".xla.npz")
+    stored = {}
+    meta = []
+    for i, leaf in enumerate(leaves):
+        from tools.xla_dev import store
+        arr, m = store(leaf)
+        stored[f"out{i}"] = arr
+        meta.append(m)
+    np.savez(out, **stored)
+    return {"ok": True, "out": out, "meta": meta}
+
+
+def _unstore(data, key):
+    import numpy as np
+    import ml_dtypes  # noqa: F401
+    arr = data[key]
+    meta = json.loads(str(data["__meta__"]))[key] if "__meta__" in data.files else None
+    if meta and "stored_as" in meta:
+        import ml_dtypes as md
+        arr = arr.view(getattr(md, meta["dtype"])).reshape(meta["shape"])
+    return arr
+
+
+class Xla:
+    def __init__(self, timeout: float):
+        self.timeout = timeout
+        self.proc = None
+
+    def _start(self):
+        self.proc = subprocess.Popen([sys.executable, __file__, "_worker"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                     cwd=str(ROOT), env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+    def ask(self, req: dict) -> dict:
+        if self.proc is None or self.proc.poll() is not None:
+            self._start()
+        import select
+        self.proc.stdin.write(json.dumps(req) + "\n")
+        self.proc.stdin.flush()
+        ready, _, _ = select.select([self.proc.stdout], [], [], self.timeout)
+        line = self.proc.stdout.readline() if ready else ""
+        if not line:
+            rc = self.proc.poll()
+            if rc is None:
+                self.proc.kill()
+                self.proc.wait()
+                self.proc = None
+                return {"ok": False, "error": f"timeout after {self.timeout:g} s", "timeout": True}
+            self.proc = None
+            return {"ok": False, "error": f"XLA aborted (exit {rc})", "abort": True}
+        return json.loads(line)
+
+    def close(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.stdin.close()
+            self.proc.wait()
+
+
+def _load(out: Path, match: str | None):
+    man = json.loads((out / "manifest.json").read_text())["texts"]
+    if match:
+        man = [m for m in man if match in m["source"] or match == m["id"]]
+    return man
+
+
+def _where(m) -> str:
+    return f"{m['source']}:{m['line']}"
+
+
+# --------------------------------------------------------------------------------------------------
+
+def parse_stage(args) -> None:
+    from hlo_interp.cli import check_text
+    out = Path(args.out)
+    man = _load(out, args.match)
+    old = {}
+    pj = out / "parse.json"
+    if pj.exists() and args.match:
+        old = {r["id"]: r for r in json.loads(pj.read_text())}
+    xla = Xla(args.timeout)
+    results = []
+    t_ours = 0.0
+    for m in man:
+        path = out / "texts" / f"{m['id']}.hlo"
+        text = path.read_text()
+        x = xla.ask({"op": "parse", "path": str(path)})
+        t = time.perf_counter()
+        try:
+            fs = check_text(text, f"{m['source']}", syntax_only=True)
+            ours = {"ok": not fs, "error": f"{fs[0].line}:{fs[0].column}: {fs[0].message}" if fs else None}
+        except Exception as e:  # noqa: BLE001
+            ours = {"ok": False, "error": f"INTERNAL {type(e).__name__}: {e}"[:300]}
+        t_ours += time.perf_counter() - t
+        results.append({"id": m["id"], "where": _where(m), "xla": x.get("ok"), "xla_error": x.get("error"),
+                        "ours": ours["ok"], "our_error": ours.get("error")})
+    xla.close()
+    if old:
+        old.update({r["id"]: r for r in results})
+        allres = sorted(old.values(), key=lambda r: r["id"])
+    else:
+        allres = results
+    pj.write_text(json.dumps(allres, indent=0))
+    _parse_summary(results, args.show)
+    print(f"(our parse time {t_ours:.1f} s for {len(results)} texts)")
+
+
+def _parse_summary(results, show: int) -> None:
+    c = Counter((r["xla"], r["ours"]) for r in results)
+    print("| XLA's parser | hlo check --syntax-only | texts |\n|---|---|---:|")
+    for (x, o), n in sorted(c.items(), key=lambda kv: (not kv[0][0], not kv[0][1])):
+        print(f"| {'accepts' if x else 'rejects'} | {'accepts' if o else 'rejects'} | {n} |")
+    bad = [r for r in results if r["xla"] and not r["ours"]]
+    if bad and show:
+        print(f"\nwe reject, XLA accepts ({len(bad)}):")
+        for r in bad[:show]:
+            print(f"  {r['id']} {r['where']}: {r['our_error']}")
+    lax = [r for r in results if not r["xla"] and r["ours"]]
+    if lax and show:
+        print(f"\nwe accept, XLA rejects ({len(lax)}):")
+        for r in lax[:show]:
+            print(f"  {r['id']} {r['where']}: XLA: {r['xla_error']}")
+
+
+# --------------------------------------------------------------------------------------------------
+
+def _compare(got, want) -> tuple[bool, str]:
+    from hlo_interp.cli_run import compare_leaf
+    import numpy as np
+    if len(got) != len(want):
+        return False, f"{len(got)} leaves, XLA {len(want)}"
+    for i, (g, w) in enumerate(zip(got, want)):
+        g = np.asarray(g)
+        ok, msg = compare_leaf(g, w, None, None)
+        if not ok:
+            return False, f"out{i}: {msg}"[:300]
+    return True, ""
+
+
+def run_stage(args) -> None:
+    import numpy as np
+    import hlo_interp
+    from hlo_interp import ir
+    from hlo_interp.evaluator import random_value
+    from tools.xla_dev import store
+    out = Path(args.out)
+    parsed = {r["id"]: r for r in json.loads((out / "parse.json").read_text())}
+    man = [m for m in _load(out, args.match) if parsed.get(m["id"], {}).get("xla")]
+    if args.limit:
+        man = man[:args.limit]
+    work = out / "run"
+    work.mkdir(exist_ok=True)
+    rj = out / "run.json"
+    old = {r["id"]: r for r in json.loads(rj.read_text())} if rj.exists() and (args.match or args.limit) else {}
+    xla = Xla(args.timeout)
+    results = []
+    for k, m in enumerate(man):
+        path = out / "texts" / f"{m['id']}.hlo"
+        text = path.read_text()
+        rec = {"id": m["id"], "where": _where(m)}
+        # inputs from the entry signature, as hlo-run --random-inputs --seed 0 makes them
+        try:
+            mod = hlo_interp.parse(text, m["source"])
+            entry = mod.entry
+            rng = np.random.default_rng(0)
+            params = [i for i in entry.instructions if i.opcode == "parameter"]
+            params.sort(key=lambda i: i.parameter_number)
+            args_ = [random_value(p.shape, rng) for p in params]
+            if any(not isinstance(p.shape, ir.ArrayShape) or p.shape.element_type.dtype is None for p in params):
+                raise ValueError("tuple/token parameters")
+        except Exception as e:  # noqa: BLE001
+            rec.update(outcome="skip", detail=f"no inputs: {type(e).__name__}: {e}"[:200])
+            results.append(rec)
+            continue
+        stored, meta = {}, {}
+        for i, a in enumerate(args_):
+            arr, md = store(a)
+            stored[f"arg{i}"] = arr
+            meta[f"arg{i}"] = md
+        inp = work / f"{m['id']}.inputs.npz"
+        np.savez(inp, __meta__=np.array(json.dumps(meta)), **stored)
+        x = xla.ask({"op": "run", "path": str(path), "inputs": str(inp)})
+        t = time.perf_counter()
+        try:
+            got = hlo_interp.run(mod, *args_)
+            ours = {"ok": True}
+        except hlo_interp.HloError as e:
+            ours = {"ok": False, "error": str(e).splitlines()[0][:300]}
+        except Exception as e:  # noqa: BLE001
+            ours = {"ok": False, "error": f"INTERNAL {type(e).__name__}: {e}"[:300]}
+        rec["our_time"] = round(time.perf_counter() - t, 3)
+        if not x.get("ok"):
+            rec.update(outcome="xla-cannot" if ours["ok"] else "both-error", xla_error=x.get("error"),
+                       our_error=ours.get("error"))
+        elif not ours["ok"]:
+            rec.update(outcome="our error", our_error=ours["error"])
+        else:
+            data = np.load(x["out"])
+            want = []
+            for i, md in enumerate(x["meta"]):
+                a = data[f"out{i}"]
+                if "stored_as" in md:
+                    import ml_dtypes
+                    a = a.view(getattr(ml_dtypes, md["dtype"])).reshape(md["shape"])
+                want.append(a)
+            ok, why = _compare(got, want)
+            rec.update(outcome="pass" if ok else "mismatch", detail=why)
+        results.append(rec)
+        if args.progress and k % 100 == 0:
+            print(f"  {k}/{len(man)}", file=sys.stderr)
+    xla.close()
+    old.update({r["id"]: r for r in results})
+    rj.write_text(json.dumps(sorted(old.values(), key=lambda r: r["id"]), indent=0))
+    _run_summary(results, args.show)
+
+
+def _run_summary(results, show: int) -> None:
+    c = Counter(r["outcome"] for r in results)
+    print("| outcome | texts |\n|---|---:|")
+    for k in ("pass", "mismatch", "our error", "xla-cannot", "both-error", "skip"):
+        print(f"| {k} | {c.get(k, 0)} |")
+    if show:
+        for kind, key in (("our error", "our_error"), ("mismatch", "detail")):
+            bad = [r for r in results if r["outcome"] == kind]
+            if bad:
+                print(f"\n{kind} ({len(bad)}):")
+                for r in bad[:show]:
+                    print(f"  {r['id']} {r['where']}: {r.get(key)}")
+
+
+def table(args) -> None:
+    out = Path(args.out)
+    if (out / "parse.json").exists():
+        _parse_summary(json.loads((out / "parse.json").read_text()), args.show)
+    if (out / "run.json").exists():
+        print()
+        _run_summary(json.loads((out / "run.json").read_text()), args.show)
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "_worker":
+        _worker()
+        return
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name in ("extract", "parse", "run", "table"):
+        p = sub.add_parser(name)
+        p.add_argument("--out", default=str(DEFAULT_OUT))
+        p.add_argument("--show", type=int, default=40)
+        if name == "extract":
+            p.add_argument("--repo", default=DEFAULT_REPO)
+            p.add_argument("--rev", default=DEFAULT_REV)
+        else:
+            p.add_argument("--match")
+            p.add_argument("--timeout", type=float, default=60.0)
+            p.add_argument("--limit", type=int, default=0)
+            p.add_argument("--progress", action="store_true")
+    args = ap.parse_args()
+    {"extract": extract, "parse": parse_stage, "run": run_stage, "table": table}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    main()
