@@ -119,11 +119,20 @@ def _worker() -> None:
                 hlo.hlo_module_from_text(text)
                 ans = {"ok": True}
             except Exception as e:  # noqa: BLE001
-                ans = {"ok": False, "error": str(e).strip().splitlines()[0][:300] if str(e).strip() else repr(e)}
+                ans = {"ok": False, "error": _xla_message(str(e))}
         else:
             ans = _xla_run(text, req["inputs"])
         real_stdout.write(json.dumps(ans) + "\n")
         real_stdout.flush()
+
+
+def _xla_message(msg: str) -> str:
+    """The first located error of XLA's parser message ("was parsing L:C: error: ..."), or its first line."""
+    m = re.search(r"was parsing (\d+:\d+: error: [^\n]*)", msg)
+    if m:
+        return m.group(1)[:300]
+    msg = msg.strip()
+    return (msg.splitlines()[0] if msg else "(no message)")[:300]
 
 
 def _xla_run(text: str, inputs_path: str) -> dict:
@@ -194,10 +203,13 @@ class Xla:
             self.proc.wait()
 
 
-def _load(out: Path, match: str | None):
+def _load(out: Path, match: str | None, ids: str | None = None):
     man = json.loads((out / "manifest.json").read_text())["texts"]
     if match:
         man = [m for m in man if match in m["source"] or match == m["id"]]
+    if ids:
+        wanted = set(Path(ids).read_text().split())
+        man = [m for m in man if m["id"] in wanted]
     return man
 
 
@@ -210,10 +222,10 @@ def _where(m) -> str:
 def parse_stage(args) -> None:
     from hlo_interp.cli import check_text
     out = Path(args.out)
-    man = _load(out, args.match)
+    man = _load(out, args.match, args.ids)
     old = {}
     pj = out / "parse.json"
-    if pj.exists() and args.match:
+    if pj.exists() and (args.match or args.ids):
         old = {r["id"]: r for r in json.loads(pj.read_text())}
     xla = Xla(args.timeout)
     results = []
@@ -229,8 +241,19 @@ def parse_stage(args) -> None:
         except Exception as e:  # noqa: BLE001
             ours = {"ok": False, "error": f"INTERNAL {type(e).__name__}: {e}"[:300]}
         t_ours += time.perf_counter() - t
-        results.append({"id": m["id"], "where": _where(m), "xla": x.get("ok"), "xla_error": x.get("error"),
-                        "ours": ours["ok"], "our_error": ours.get("error")})
+        rec = {"id": m["id"], "where": _where(m), "xla": x.get("ok"), "xla_error": x.get("error"),
+               "ours": ours["ok"], "our_error": ours.get("error")}
+        if not x.get("ok") and ours["ok"]:
+            # XLA's parser also checks what `hlo check` (not --syntax-only) checks: does that reject it?
+            try:
+                errs = [f for f in check_text(text, m["source"]) if f.severity == "error"]
+                rec["check"] = not errs
+                rec["check_error"] = f"{errs[0].line}:{errs[0].column}: [{errs[0].code}] {errs[0].message}" \
+                    if errs else None
+            except Exception as e:  # noqa: BLE001
+                rec["check"] = False
+                rec["check_error"] = f"INTERNAL {type(e).__name__}: {e}"[:300]
+        results.append(rec)
     xla.close()
     if old:
         old.update({r["id"]: r for r in results})
@@ -253,9 +276,12 @@ def _parse_summary(results, show: int) -> None:
         for r in bad[:show]:
             print(f"  {r['id']} {r['where']}: {r['our_error']}")
     lax = [r for r in results if not r["xla"] and r["ours"]]
-    if lax and show:
-        print(f"\nwe accept, XLA rejects ({len(lax)}):")
-        for r in lax[:show]:
+    if lax:
+        c2 = Counter("accepts" if r.get("check") else "rejects" for r in lax)
+        print(f"\nOf the {len(lax)} texts XLA's parser rejects and our syntax check passes, `hlo check` "
+              f"rejects {c2['rejects']}, accepts {c2['accepts']}.")
+        acc = [r for r in lax if r.get("check")]
+        for r in acc[:show]:
             print(f"  {r['id']} {r['where']}: XLA: {r['xla_error']}")
 
 
@@ -282,13 +308,13 @@ def run_stage(args) -> None:
     from tools.xla_dev import store
     out = Path(args.out)
     parsed = {r["id"]: r for r in json.loads((out / "parse.json").read_text())}
-    man = [m for m in _load(out, args.match) if parsed.get(m["id"], {}).get("xla")]
+    man = [m for m in _load(out, args.match, args.ids) if parsed.get(m["id"], {}).get("xla")]
     if args.limit:
         man = man[:args.limit]
     work = out / "run"
     work.mkdir(exist_ok=True)
     rj = out / "run.json"
-    old = {r["id"]: r for r in json.loads(rj.read_text())} if rj.exists() and (args.match or args.limit) else {}
+    old = {r["id"]: r for r in json.loads(rj.read_text())} if rj.exists() and (args.match or args.limit or args.ids) else {}
     xla = Xla(args.timeout)
     results = []
     for k, m in enumerate(man):
@@ -388,7 +414,8 @@ def main() -> None:
             p.add_argument("--repo", default=DEFAULT_REPO)
             p.add_argument("--rev", default=DEFAULT_REV)
         else:
-            p.add_argument("--match")
+            p.add_argument("--match", help="only texts whose source path contains this (or this text id)")
+            p.add_argument("--ids", help="only the text ids listed in this file")
             p.add_argument("--timeout", type=float, default=60.0)
             p.add_argument("--limit", type=int, default=0)
             p.add_argument("--progress", action="store_true")

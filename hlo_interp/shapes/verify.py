@@ -58,7 +58,13 @@ CODES: dict[str, tuple[str, str, str]] = {
     "E114": ("output-operand-aliasing", "error", "output_to_operand_aliasing names a missing operand or "
                                                  "index, or aliases buffers of different shapes"),
     "E115": ("attribute-value", "error", "an attribute value XLA's parser does not know (custom-call "
-                                         "schedule, api_version)"),
+                                         "schedule, api_version, compare direction and type, dot algorithm, "
+                                         "result_accuracy, input_output_alias kind)"),
+    "E116": ("operand-shape", "error", "an operand written with a shape (add(f32[2] %a, ...)) whose shape "
+                                       "is not that of the instruction it names"),
+    "E117": ("conditional-branches", "error", "a conditional's selector and its branch attributes disagree "
+                                              "(pred[] takes true_computation/false_computation, s32[] takes "
+                                              "branch_computations)"),
     "E201": ("undefined-computation", "error", "a called computation does not exist"),
     "E202": ("call-cycle", "error", "computations call each other in a cycle"),
     "E203": ("parameter-numbers", "error", "parameter numbers are not 0..n-1, each once"),
@@ -81,7 +87,8 @@ CODES: dict[str, tuple[str, str, str]] = {
     "E301": ("invalid-layout", "error", "minor_to_major is not a permutation of the dimensions"),
     "E302": ("invalid-tile", "error", "a layout tile has a size that is not positive"),
     "E303": ("invalid-layout-field", "error", "a layout field that only sparse arrays may have "
-                                              "(#(index type), *(pointer type)) on a dense array"),
+                                              "(#(index type), *(pointer type), P(physical shape)) on a dense "
+                                              "array"),
     "E401": ("replica-groups", "error", "replica groups are empty, repeat an id, skip an id, differ in "
                                         "size, or name more or fewer ids than the header's replica_count/"
                                         "num_partitions give the group mode"),
@@ -95,6 +102,7 @@ CODES: dict[str, tuple[str, str, str]] = {
     "E405": ("send-recv-channel", "error", "send/recv without a channel_id, a *-done whose channel_id or "
                                            "is_host_transfer differs from its send/recv, or a channel id shared "
                                            "by send/recv and other instructions"),
+    "E407": ("global-device-ids", "error", "use_global_device_ids=true without a channel_id"),
     "E406": ("all-reduce-layout-mix", "error", "some all-reduce instructions of the module have "
                                                "constrain_layout=true and others do not"),
     "E501": ("entry-layout", "error", "entry_computation_layout does not match the entry "
@@ -108,6 +116,9 @@ CODES: dict[str, tuple[str, str, str]] = {
                                     "single *-done (send/recv included)"),
     "E602": ("async-computation", "error", "async-start/update/done of one chain call different "
                                            "computations"),
+    "E603": ("async-shared-computation", "error", "a wrapped computation is called by more than one "
+                                                  "async-start, or an async-update/done names another "
+                                                  "execution thread than its start"),
     "E604": ("async-wrapped-computation", "error", "an async wrapped computation has instructions other than its "
                                                    "parameters and root"),
     "N001": ("elided-constant", "note", "a constant's value is elided as {...}; XLA fills it with "
@@ -230,6 +241,53 @@ def _leaves_flat(shape) -> list:
             out.extend(_leaves_flat(e))
         return out
     return [shape]
+
+
+_COMPARE_DIRECTIONS = frozenset({"EQ", "NE", "GE", "GT", "LE", "LT"})
+_COMPARE_TYPES = frozenset({"FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"})
+_DOT_ALGORITHMS = frozenset({  # PrecisionConfig.Algorithm names without ALG_, lower case (AlgorithmToString)
+    "unset", "dot_any_f8_any_f8_f32", "dot_any_f8_any_f8_f32_fast_accum", "dot_f16_f16_f16",
+    "dot_f16_f16_f32", "dot_bf16_bf16_bf16", "dot_bf16_bf16_f32", "dot_bf16_bf16_f32_x3",
+    "dot_bf16_bf16_f32_x6", "dot_bf16_bf16_f32_x9", "dot_tf32_tf32_f32", "dot_tf32_tf32_f32_x3",
+    "dot_f32_f32_f32", "dot_f64_f64_f64"})
+# opcode -> (attribute, values, compare lower-cased); XLA's parser refuses any other value
+_PARSER_ENUMS = {
+    "compare": (("direction", _COMPARE_DIRECTIONS, False), ("type", _COMPARE_TYPES, False)),
+    "dot": (("algorithm", _DOT_ALGORITHMS, False),),
+    "scaled-dot": (("algorithm", _DOT_ALGORITHMS, False),),
+}
+
+
+def _value_text(v) -> str:
+    if isinstance(v, ir.GName):
+        return v.text
+    return str(getattr(v, "text", v))
+
+
+def _same_dims(a, b) -> bool:
+    """ShapeUtil::Compatible: the same element types and dimensions, layouts aside."""
+    if isinstance(a, ir.TupleShape) or isinstance(b, ir.TupleShape):
+        return (isinstance(a, ir.TupleShape) and isinstance(b, ir.TupleShape)
+                and len(a.elements) == len(b.elements)
+                and all(_same_dims(x, y) for x, y in zip(a.elements, b.elements)))
+    if isinstance(a, ir.ArrayShape) and isinstance(b, ir.ArrayShape):
+        return a.element_type == b.element_type and tuple(a.dims) == tuple(b.dims)
+    return type(a) is type(b)
+
+
+def _result_accuracy_problem(v) -> Optional[str]:
+    """ParseResultAccuracy: `{mode=default|highest}` or `{tolerance={atol=..,rtol=..,ulps=..}}`."""
+    if not isinstance(v, ir.GBraces) or len(v.items) != 1 or not isinstance(v.items[0], ir.GKeyVal):
+        return "expects {mode=...} or {tolerance={...}} (XLA: \"expects attribute name\")"
+    kv = v.items[0]
+    if kv.key == "mode":
+        mode = kv.value.text if isinstance(kv.value, ir.GName) else None
+        if mode is None or mode.lower() not in ("default", "highest"):
+            return f"unknown accuracy mode {_value_text(kv.value)} (XLA knows default and highest)"
+        return None
+    if kv.key == "tolerance":
+        return None
+    return f"invalid attribute name: {kv.key} (XLA knows mode and tolerance)"
 
 
 def _sharding_problem(shape, sh) -> Optional[str]:
@@ -520,6 +578,7 @@ class _Checker:
         for comp in self.m.computations:
             self.check_callees(comp)
         self.check_async_pairs()
+        self.check_async_shared()
         self.check_async_computations()
         self.check_channels()
         self.check_all_reduce_layouts()
@@ -740,6 +799,7 @@ class _Checker:
                                  f"inside compiler passes", ins.loc, comp, ins)
         if operand_shapes is None:
             return
+        self.check_parser_rules(comp, ins, operand_shapes)
         # E115: enumerations XLA's parser checks (custom-call schedule and api_version)
         if op == "custom-call":
             for attr, known_values in (("schedule", _CC_SCHEDULES), ("api_version", _CC_API_VERSIONS)):
@@ -820,6 +880,47 @@ class _Checker:
                     self.add("E114", f"{where}: the output {shape_str(osub)} and the operand {shape_str(psub)} "
                                      f"have different shapes", loc, comp, ins)
                     break
+
+    def check_parser_rules(self, comp, ins, operand_shapes) -> None:
+        """What XLA's parser itself refuses in a module that parses as text (hlo_parser.cc)."""
+        op = ins.opcode
+        # E116: FindInstruction: a declared operand shape must be compatible with the operand's
+        for name, written, actual in zip(ins.operands, ins.operand_shapes or (), operand_shapes):
+            if written is not None and actual is not None and not _same_dims(written, actual):
+                self.add("E116", f"the declared operand shape {shape_str(written)} is not compatible with the "
+                                 f"shape of the operand instruction {name}, {shape_str(actual)}",
+                         self.operand_loc(ins, name), comp, ins)
+        # E115: enumerations of ParseComparisonDirection/Type, ParseAlgorithm, ParseResultAccuracy
+        for attr, known_values, fold in _PARSER_ENUMS.get(op, ()):
+            v = ins.attrs.get(attr)
+            if v is None:
+                continue
+            text = v.text if isinstance(v, ir.GName) else v if isinstance(v, str) else None
+            if text is None or (text.lower() if fold else text) not in known_values:
+                self.add("E115", f"{op} {attr}={_value_text(v)} is not one of {', '.join(sorted(known_values))}",
+                         self.attr_loc(ins, attr), comp, ins)
+        ra = ins.attrs.get("result_accuracy")
+        if ra is not None:
+            problem = _result_accuracy_problem(ra)
+            if problem:
+                self.add("E115", f"result_accuracy: {problem}", self.attr_loc(ins, "result_accuracy"), comp, ins)
+        # E117: a pred[] selector takes true/false computations, an s32[] one branch_computations
+        if op == "conditional" and operand_shapes and isinstance(operand_shapes[0], ir.ArrayShape):
+            kind = operand_shapes[0].element_type.kind
+            if kind == "pred" and "branch_computations" in ins.attrs:
+                self.add("E117", "a conditional with a pred[] selector takes true_computation= and "
+                                 "false_computation=, not branch_computations= (XLA's parser: unexpected "
+                                 "attribute \"branch_computations\")", self.attr_loc(ins, "branch_computations"),
+                         comp, ins)
+            elif kind != "pred" and ("true_computation" in ins.attrs or "false_computation" in ins.attrs):
+                a = "true_computation" if "true_computation" in ins.attrs else "false_computation"
+                self.add("E117", f"a conditional with an integer selector takes branch_computations=, not {a}=",
+                         self.attr_loc(ins, a), comp, ins)
+        # E407: ParseInstruction refuses use_global_device_ids=true without a channel_id
+        if ins.attrs.get("use_global_device_ids") is True and ins.attrs.get("channel_id") is None:
+            self.add("E407", f"{op}: use_global_device_ids=true needs a channel_id (XLA's parser: \"Cannot have "
+                             f"use_global_device_ids=true without channel_id\")",
+                     self.attr_loc(ins, "use_global_device_ids"), comp, ins)
 
     def check_required_attrs(self, comp, ins, specs, base, suffix) -> None:
         for s in specs:
@@ -912,9 +1013,11 @@ class _Checker:
                 what = f"{ins.name}: " if ins is not None else where
                 self.add("E302", f"{what}tile ({','.join('*' if d == ir.TILE_COMBINE else str(d) for d in t)}) "
                                  f"of {shape_str(shape)} must have positive sizes", loc, comp, ins)
-        if (lay.index_type is not None or lay.pointer_type is not None) and lay.dim_level_types is None:
+        if (lay.index_type is not None or lay.pointer_type is not None or lay.physical_shape is not None) \
+                and lay.dim_level_types is None:
             what = f"{ins.name}: " if ins is not None else where
-            field = "#(index type)" if lay.index_type is not None else "*(pointer type)"
+            field = ("#(index type)" if lay.index_type is not None else "*(pointer type)"
+                     if lay.pointer_type is not None else "a physical shape P(...)")
             self.add("E303", f"{what}layout of {shape_str(shape)} has {field}, but the array is not sparse",
                      loc, comp, ins)
         if lay.element_size_bits is not None and lay.element_size_bits < 0:
@@ -1293,11 +1396,28 @@ class _Checker:
                     if not ok:
                         self.add("E601", f"{op} {ins.name} must consume a {want}, but its operand "
                                          f"{src.name} is {src.opcode}", self.operand_loc(ins, src.name), comp, ins)
-                    elif op in ("async-done", "async-update") and src.opcode in ("async-start", "async-update"):
-                        a, b = ins.attrs.get("calls"), src.attrs.get("calls")
+                    elif op not in _DONE_OF:
+                        # the chain's start: updates inherit its computation and thread (XLA's parser
+                        # checks what an update/done writes against what it inherits)
+                        start = src
+                        for _ in range(len(comp.instructions)):
+                            if start.opcode.endswith("-start") or len(start.operands) != 1:
+                                break
+                            nxt = by_name.get(start.operands[0])
+                            if nxt is None:
+                                break
+                            start = nxt
+                        a, b = ins.attrs.get("calls"), start.attrs.get("calls")
                         if isinstance(a, str) and isinstance(b, str) and a != b:
-                            self.add("E602", f"{op} {ins.name} calls {a}, but {src.name} calls {b}",
-                                     self.attr_loc(ins, "calls"), comp, ins)
+                            self.add("E602", f"{op} {ins.name} calls {a}, but its chain's start {start.name} "
+                                             f"calls {b}", self.attr_loc(ins, "calls"), comp, ins)
+                        ta, tb = ins.attrs.get("async_execution_thread"), start.attrs.get("async_execution_thread")
+                        tb = tb if isinstance(tb, str) else "main"
+                        if isinstance(ta, str) and tb != ta:
+                            self.add("E603", f"{op} {ins.name} names async_execution_thread={ta}, but its start "
+                                             f"{start.name} runs on {tb} (XLA's parser: \"Expect "
+                                             f"async_execution_thread to be {tb}\")",
+                                     self.attr_loc(ins, "async_execution_thread"), comp, ins)
                 # the start side: exactly one done/update user
                 if op in _ASYNC_PAIRS or op in ("async-start", "async-update") or suffix in ("-start", "-update"):
                     us = users.get(ins.name, [])
@@ -1314,6 +1434,21 @@ class _Checker:
                         how = "none" if not us else ", ".join(f"{u.name} ({u.opcode})" for u in us)
                         self.add("E601", f"{op} {ins.name} must have exactly one user, a {want}; its users: "
                                          f"{how}", ins.loc, comp, ins)
+
+    def check_async_shared(self) -> None:
+        """E603: each async wrapped computation has exactly one async-start caller (HloParser::Run:
+        "Computation X is called by more than one async op")."""
+        starts: dict[str, list] = {}
+        for comp in self.m.computations:
+            for ins in comp.instructions:
+                if ins.opcode == "async-start" and isinstance(ins.attrs.get("calls"), str):
+                    starts.setdefault(ins.attrs["calls"], []).append((comp, ins))
+        for name, callers in starts.items():
+            if len(callers) > 1:
+                comp, ins = callers[1]
+                self.add("E603", f"computation {name} is called by more than one async op ({callers[0][1].name} "
+                                 f"and {ins.name}); each async-start needs its own wrapped computation",
+                         ins.loc, comp, ins)
 
     def check_async_computations(self) -> None:
         """E604: a computation wrapped by async-start holds its parameters and one root (VerifyAsyncComputation),
