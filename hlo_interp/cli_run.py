@@ -638,6 +638,18 @@ def _main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol
                           (t0, t1), global_view=True)
     n_rep = r0 if replicas is None else replicas
     n_part = p0 if partitions is None else partitions
+    if replicas is None and partitions is None and computation is None:
+        from .ops.collectives import implied_device_counts
+        implied = implied_device_counts(mod)
+        if implied is not None:
+            # collectives written for several devices in a module whose header gives no counts: run on
+            # the devices they name, and say so (issue 13, items 15 and 17)
+            n_rep, n_part, ins, why = implied
+            where = f"{ins.loc.line}:{ins.loc.column}: " if ins.loc is not None else ""
+            flag = f"--partitions {n_part}" if n_part > 1 else f"--replicas {n_rep}"
+            sys.stderr.write(f"{name}:{where}note: the header gives no replica_count/num_partitions, but {why}: "
+                             f"running on {n_rep * n_part} simulated devices (as with {flag}; give --replicas/"
+                             f"--partitions to choose)\n")
     if n_rep * n_part > 1:
         return _main_spmd(mod, n_rep, n_part, same_inputs, inputs, random_inputs, seed, output, print_mode,
                           compare, rtol, atol, limit, max_iterations, fake_constants, computation, show_time,

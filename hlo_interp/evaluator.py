@@ -988,6 +988,16 @@ def result_shape_error(module: ir.Module, root: ir.Instruction, bad: str) -> Hlo
                         f"{f.message} ({f.code}; `hlo check` lists every finding)",
                         filename=f.filename or module.filename, line=f.line, column=f.column,
                         source_line=f.source_line)
+    from .ops.collectives import implied_device_counts
+    got = implied_device_counts(module)
+    if got is not None:
+        # a module written for several devices, run on one (item 17 of issue 13): say which run fits
+        r, p, ins, why = got
+        flag = f"--partitions {p}" if p > 1 else f"--replicas {r}"
+        return error_at(ins, f"the result cannot have the entry's shape on one device: the module's header gives "
+                             f"no replica_count/num_partitions, but {why}, so it runs on {r * p} devices: "
+                             f"hlo-run {flag} (hlo_interp.run_spmd(module, per_device_inputs, "
+                             f"{'partitions' if p > 1 else 'replicas'}={r * p}))")
     return error_at(root, f"internal error: the result does not match the entry's shape: {bad}")
 
 

@@ -110,3 +110,96 @@ ENTRY t {
     m = hlo_interp.parse(text)
     b1 = next(i for i in m.entry.instructions if i.name == "b1")
     assert len(b1.attrs["operand_layout_constraints"]) == 1
+
+
+# ---- XLA:CPU's values for these forms (tests/data/xla_syntax, tools/make_xla_syntax_vectors.py)
+
+_DATA = __import__("pathlib").Path(__file__).resolve().parent / "data" / "xla_syntax"
+_VECTORS = __import__("json").loads((_DATA / "cases.json").read_text())
+
+
+def _load(arrays, key, meta):
+    a = arrays[key]
+    if "stored_as" in meta:
+        import ml_dtypes
+        a = a.view(getattr(ml_dtypes, meta["dtype"])).reshape(meta["shape"])
+    return a
+
+
+@pytest.mark.parametrize("case", _VECTORS, ids=[c["id"] for c in _VECTORS])
+def test_xla_cpu_values(case):
+    arrays = np.load(_DATA / "arrays.npz")
+    args = [_load(arrays, f"{case['id']}/arg{k}", m) for k, m in enumerate(case["inputs"])]
+    want = [_load(arrays, f"{case['id']}/out{k}", m) for k, m in enumerate(case["outputs"])]
+    got = hlo_interp.run(hlo_interp.parse(case["text"]), *args)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        assert np.ascontiguousarray(g).tobytes() == np.ascontiguousarray(w).tobytes(), (g, w)  # bit for bit
+
+
+def test_vectors_cover_the_items():
+    assert len(_VECTORS) >= 10
+    assert sum(c["id"].startswith("scalar_for") for c in _VECTORS) >= 5
+
+
+# ---- items 15 and 17: collectives in a module whose header gives no replica_count/num_partitions
+
+_AG = """HloModule ag
+ENTRY e {
+  p = f32[2,3] parameter(0)
+  ROOT ag = f32[2,12] all-gather(p), replica_groups={}, dimensions={1}
+}
+"""
+_AR = """HloModule ar
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT r = f32[4] all-reduce(p), replica_groups={{0,1},{2,3}}, to_apply=add
+}
+"""
+
+
+def test_single_device_run_names_the_device_count():
+    # item 17: no "internal error: the result does not match the entry's shape"
+    with pytest.raises(HloError) as ei:
+        hlo_interp.run(hlo_interp.parse(_AG), np.ones((2, 3), np.float32))
+    e = ei.value
+    assert (e.line, e.column) == (4, 8) and "--replicas 4" in str(e) and "internal error" not in str(e)
+    # item 15: the groups name replicas 0..3
+    with pytest.raises(HloError) as ei:
+        hlo_interp.run(hlo_interp.parse(_AR), np.ones(4, np.float32))
+    assert (ei.value.line, ei.value.column) == (9, 8) and "--replicas 4" in str(ei.value)
+
+
+def test_implied_device_counts():
+    from hlo_interp.ops.collectives import implied_device_counts
+    assert implied_device_counts(hlo_interp.parse(_AG))[:2] == (4, 1)
+    assert implied_device_counts(hlo_interp.parse(_AR))[:2] == (4, 1)
+    permute = ("HloModule p\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT c = f32[2] collective-permute(p), "
+               "channel_id=1, source_target_pairs={{0,1},{1,2},{2,0}}\n}\n")
+    assert implied_device_counts(hlo_interp.parse(permute))[:2] == (1, 3)  # a channel: partitions
+    assert implied_device_counts(hlo_interp.parse("HloModule h, replica_count=2\n" + _AR.split("\n", 1)[1])) is None
+
+
+def test_hlo_run_defaults_to_the_devices_the_groups_name(tmp_path):
+    import subprocess
+    import sys
+    f = tmp_path / "ar.hlo"
+    f.write_text(_AR)
+    x = np.arange(16, dtype=np.float32).reshape(4, 4)
+    np.save(tmp_path / "x.npy", x)
+    out = tmp_path / "out.npy"
+    r = subprocess.run([sys.executable, "-m", "hlo_interp", "run", str(f), "--inputs", str(tmp_path / "x.npy"),
+                        "-o", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert f"{f}:9:8: note: the header gives no replica_count/num_partitions" in r.stderr
+    assert "--replicas 4" in r.stderr
+    got = np.load(out)
+    # every device's result: replicas {0,1} and {2,3} sum their rows
+    want = np.stack([x[0] + x[1], x[0] + x[1], x[2] + x[3], x[2] + x[3]])
+    np.testing.assert_array_equal(got, want)

@@ -50,6 +50,8 @@ sys.path.insert(0, str(ROOT))
 DEFAULT_REPO = "/work/.mirror/ROCm+xla/repo"
 DEFAULT_REV = "upstream-jax-v0.9.2"
 DEFAULT_OUT = ROOT / "build" / "xla_testsuite"
+MAX_INPUT_BYTES = 64 << 20   # texts with larger inputs (benchmarks) are skipped
+MAX_RUN_BYTES = 512 << 20    # hlo_interp.run's --max-bytes guard
 
 _RAW = re.compile(r'R"([^()\\\s"]{0,16})\((.*?)\)\1"', re.S)
 
@@ -140,7 +142,8 @@ def _xla_run(text: str, inputs_path: str) -> dict:
     from tools.xla_dev import run_hlo
     try:
         data = np.load(inputs_path, allow_pickle=False)
-        args = [_unstore(data, k) for k in sorted(data.files, key=lambda k: int(k[3:]))]
+        keys = sorted((k for k in data.files if k.startswith("arg")), key=lambda k: int(k[3:]))
+        args = [_unstore(data, k) for k in keys]
         _, leaves = run_hlo(text, args)
     except Exception as e:  # noqa: BLE001
         msg = str(e).strip()
@@ -309,6 +312,9 @@ def run_stage(args) -> None:
     out = Path(args.out)
     parsed = {r["id"]: r for r in json.loads((out / "parse.json").read_text())}
     man = [m for m in _load(out, args.match, args.ids) if parsed.get(m["id"], {}).get("xla")]
+    if args.grep:
+        pat = re.compile(args.grep)
+        man = [m for m in man if pat.search((out / "texts" / f"{m['id']}.hlo").read_text())]
     if args.limit:
         man = man[:args.limit]
     work = out / "run"
@@ -328,9 +334,12 @@ def run_stage(args) -> None:
             rng = np.random.default_rng(0)
             params = [i for i in entry.instructions if i.opcode == "parameter"]
             params.sort(key=lambda i: i.parameter_number)
-            args_ = [random_value(p.shape, rng) for p in params]
             if any(not isinstance(p.shape, ir.ArrayShape) or p.shape.element_type.dtype is None for p in params):
                 raise ValueError("tuple/token parameters")
+            nbytes = sum(int(np.prod(p.shape.dims, dtype=np.int64)) * 8 for p in params)
+            if nbytes > MAX_INPUT_BYTES:
+                raise ValueError(f"inputs of {nbytes / 2**20:.0f} MiB (over {MAX_INPUT_BYTES >> 20} MiB)")
+            args_ = [random_value(p.shape, rng) for p in params]
         except Exception as e:  # noqa: BLE001
             rec.update(outcome="skip", detail=f"no inputs: {type(e).__name__}: {e}"[:200])
             results.append(rec)
@@ -345,7 +354,7 @@ def run_stage(args) -> None:
         x = xla.ask({"op": "run", "path": str(path), "inputs": str(inp)})
         t = time.perf_counter()
         try:
-            got = hlo_interp.run(mod, *args_)
+            got = hlo_interp.run(mod, *args_, max_bytes=MAX_RUN_BYTES)
             ours = {"ok": True}
         except hlo_interp.HloError as e:
             ours = {"ok": False, "error": str(e).splitlines()[0][:300]}
@@ -416,6 +425,7 @@ def main() -> None:
         else:
             p.add_argument("--match", help="only texts whose source path contains this (or this text id)")
             p.add_argument("--ids", help="only the text ids listed in this file")
+            p.add_argument("--grep", help="only texts matching this regular expression (run)")
             p.add_argument("--timeout", type=float, default=60.0)
             p.add_argument("--limit", type=int, default=0)
             p.add_argument("--progress", action="store_true")

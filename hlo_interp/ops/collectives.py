@@ -58,6 +58,7 @@ from ..types import dtype_kind
 from .async_ops import _done, _sugar_start, _update, zero_value
 from .reduce import _PRED_UFUNCS, _UFUNCS, recognize_reducer
 from .registry import KERNELS, error_at, kernel, unsupported
+from ..syntax.printer import shape_text
 
 # --------------------------------------------------------------------------------------------------
 # Devices and groups
@@ -103,6 +104,74 @@ def _groups(ins):
     else:
         groups = tuple(tuple(int(x) for x in g) for g in rg)
     return tuple(tuple(int(x) for x in g) for g in groups if len(g))
+
+
+_GROUPED = frozenset({"all-reduce", "all-gather", "reduce-scatter", "all-to-all", "ragged-all-to-all",
+                      "collective-broadcast", "collective-permute"})
+
+
+def implied_device_counts(module) -> "tuple | None":
+    """(replicas, partitions, instruction, why) that the collectives of a module whose header gives no
+    replica_count/num_partitions need, or None when one device is what they name.  The count is the
+    largest id their replica groups or source_target_pairs name, plus one, or the group size an
+    all-gather/reduce-scatter over all devices (replica_groups={}) declares by its shapes
+    (`f32[128,128] all-gather(f32[128,32]), dimensions={1}`: 4 devices).  Groups that name partitions
+    (a channel_id without use_global_device_ids, or a collective-permute with a channel_id) give
+    partitions; replica and flattened device ids give replicas."""
+    attrs = getattr(module, "attrs", None) or {}
+    if "replica_count" in attrs or "num_partitions" in attrs:
+        return None
+    best = None
+    for comp in module.computations:
+        shapes = {i.name: i.shape for i in comp.instructions}
+        for ins in comp.instructions:
+            op = ins.opcode
+            base = op[:-len("-start")] if op.endswith("-start") else op
+            if base not in _GROUPED:
+                continue
+            try:
+                mode = group_mode(ins, has_global_flag=base not in ("collective-permute", "collective-broadcast"))
+                what = {CROSS_PARTITION: "partition", FLATTENED_ID: "device"}.get(mode, "replica")
+                n, why = 0, ""
+                if base == "collective-permute":
+                    ids = [int(x) for pair in (ins.attrs.get("source_target_pairs") or ()) for x in pair]
+                    if ids:
+                        n, why = max(ids) + 1, f"its source_target_pairs name {what} {max(ids)}"
+                else:
+                    ids = [x for g in _groups(ins) for x in g]
+                    if ids:
+                        n, why = max(ids) + 1, f"its replica_groups name {what} {max(ids)}"
+                    elif base in ("all-gather", "reduce-scatter") and op == base and len(ins.operands) == 1:
+                        src, dst = shapes.get(ins.operands[0]), ins.shape
+                        d = ins.attrs.get("dimensions")
+                        d = d[0] if isinstance(d, (list, tuple)) and len(d) == 1 else None
+                        if isinstance(src, ir.ArrayShape) and isinstance(dst, ir.ArrayShape) and d is not None \
+                                and 0 <= d < min(src.rank, dst.rank):
+                            a, b = (dst.dims[d], src.dims[d]) if base == "all-gather" else (src.dims[d], dst.dims[d])
+                            if b > 0 and a % b == 0 and a // b > 1:
+                                n = a // b
+                                why = (f"it makes {shape_text(dst)} of {shape_text(src)} along dimension {d} "
+                                       f"over all {what}s (replica_groups={{}})")
+            except Exception:  # noqa: BLE001 - a malformed collective is reported when it runs
+                continue
+            if n > 1 and (best is None or n > best[0]):
+                best = (n, mode == CROSS_PARTITION, ins, f"{op} {ins.name}: {why}")
+    if best is None:
+        return None
+    n, partitions, ins, why = best
+    return (1, n, ins, why) if partitions else (n, 1, ins, why)
+
+
+def device_count_hint(module) -> str:
+    """` (run it with --replicas N ...)`: what to give a single-device run of a module whose collectives
+    need more devices than its header says, or ''."""
+    got = implied_device_counts(module)
+    if got is None:
+        return ""
+    r, p, _, why = got
+    flag, kw = (f"--partitions {p}", f"partitions={p}") if p > 1 else (f"--replicas {r}", f"replicas={r}")
+    return (f"; the module's header gives no replica_count/num_partitions, but {why}: it runs on {r * p} "
+            f"devices: hlo-run {flag} (hlo_interp.run_spmd(module, per_device_inputs, {kw}))")
 
 
 def _gname(x) -> str:
@@ -192,8 +261,14 @@ def participants(ins, dev, mode: str) -> tuple:
     for g in groups:
         for x in g:
             if not 0 <= x < n:
-                hint = (": this is a single-device run; simulate every device with hlo-run --replicas N "
-                        "--partitions M (or hlo_interp.spmd.run_spmd)") if dev.communicator is None else ""
+                hint = ""
+                if dev.communicator is None:
+                    ids = max(y for gg in groups for y in gg) + 1
+                    flag = {"partition": f"--partitions {ids}", "replica": f"--replicas {ids}"}.get(
+                        what, f"--replicas R --partitions P with R x P = {ids} (by default hlo-run takes the "
+                              f"header's replica_count and num_partitions)")
+                    hint = (f": this is a single-device run; the groups name {ids} {what}s: simulate them with "
+                            f"hlo-run {flag} (or hlo_interp.run_spmd)")
                 raise error_at(ins, f"'{ins.opcode}': replica_groups name {what} {x}, but there are {n} "
                                     f"{what}s ({nr} replica(s) x {npart} partition(s), {mode}){hint}")
             if x in seen:

@@ -105,7 +105,10 @@ class _Ctx:
         for r in braces.items:
             instrs.extend(r.hoisted)
             instrs.append(r.ins)
-        name = f"{ins_name}.{attr}"
+        # a provisional name no text can spell ('#'), unique even when nested blocks reuse instruction
+        # names (`call.0 = call(..), to_apply={ ... call.0 = call(..), to_apply={...} }`); renamed `_`,
+        # `_.1`, ... in order of completion (inner first), as XLA names them
+        name = f"{ins_name}.{attr}#{len(self.inline_computations)}"
         comp = ir.Computation(name=name, instructions=instrs, loc=instrs[0].loc if instrs else None)
         _BUILDER._check_instructions(comp)
         self.inline_computations.append(comp)
