@@ -430,13 +430,17 @@ def _d_program_shape(v):
 
 def _d_alias(v):
     if isinstance(v, ir.GBraces):
-        from .syntax.parser import _alias_of_paren
+        from .syntax.parser import BadAliasEntry, _alias_of_paren
         out = []
         for x in v.items:
+            if isinstance(x, BadAliasEntry):
+                raise _Bad(x.message)
             if isinstance(x, ir.GParen):
                 x = _alias_of_paren(x)
             if not isinstance(x, ir.GAliasEntry):
                 break
+            if x.kind is not None and x.kind not in ("may-alias", "must-alias"):
+                raise _Bad(f"unexpected aliasing kind {x.kind}: XLA knows may-alias and must-alias")
             out.append(x)
         else:
             return tuple(out)

@@ -203,3 +203,18 @@ def test_hlo_run_defaults_to_the_devices_the_groups_name(tmp_path):
     # every device's result: replicas {0,1} and {2,3} sum their rows
     want = np.stack([x[0] + x[1], x[0] + x[1], x[2] + x[3], x[2] + x[3]])
     np.testing.assert_array_equal(got, want)
+
+
+# ---- item 7: errors in the header's input_output_alias are located
+
+@pytest.mark.parametrize("alias, col, msg", [
+    ("{ {0, a}: (0, {0}) }", 14, "output index: expected a list of integers"),   # hlo_parser_test.cc
+    ("{ {0}: (0, {}, bogus) }", 14, "unexpected aliasing kind bogus"),          # XLA: "Unexpected aliasing kind"
+    ("{ {0}: 0 }", 40, "expected '(' or '{'"),
+])
+def test_input_output_alias_errors_are_located(alias, col, msg):
+    text = f"HloModule m, input_output_alias={alias}\nENTRY e {{\n  p0 = f32[2] parameter(0)\n" \
+           f"  ROOT t = (f32[2]) tuple(p0)\n}}\n"
+    with pytest.raises(HloError) as ei:
+        hlo_interp.parse(text)
+    assert (ei.value.line, ei.value.column) == (1, col) and msg in str(ei.value)

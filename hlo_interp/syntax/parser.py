@@ -700,11 +700,14 @@ class _Builder:
         return ir.GProgramShape(tuple(params), c[1])
 
     def alias_entry(self, c):
-        idx = _int_tuple(c[0], self.ctx)
+        # a malformed entry is reported by the attribute's decoder, located at the attribute
+        try:
+            idx = _int_tuple(c[0], self.ctx)
+        except HloError as e:
+            return BadAliasEntry(f"output index: {e.message}")
         t = _alias_of_paren(c[1])
         if t is None:
-            raise HloError("expected an aliasing entry like {0}: (0, {}, may-alias)",
-                           filename=self.ctx.source.filename)
+            return BadAliasEntry("expected an aliasing entry like {0}: (0, {}, may-alias)")
         return ir.GAliasEntry(idx, t.param_number, t.param_index, t.kind)
 
     def colon_pair(self, c):
@@ -1041,6 +1044,15 @@ def _insert_after(attrs: dict, key: str, value, before_keys) -> dict:
     if not placed:
         out[key] = value
     return out
+
+
+class BadAliasEntry:
+    """An aliasing entry `{..}: (...)` that does not parse as one; the attribute's decoder
+    (opcodes._d_alias) reports it at the attribute's position."""
+    __slots__ = ("message",)
+
+    def __init__(self, message: str):
+        self.message = message
 
 
 def _int_tuple(braces, ctx) -> tuple[int, ...]:
