@@ -646,8 +646,9 @@ def _main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol
             # the devices they name, and say so (issue 13, items 15 and 17)
             n_rep, n_part, ins, why = implied
             where = f"{ins.loc.line}:{ins.loc.column}: " if ins.loc is not None else ""
+            src = (ins.loc.filename if ins.loc is not None else None) or getattr(mod, "filename", None) or module
             flag = f"--partitions {n_part}" if n_part > 1 else f"--replicas {n_rep}"
-            sys.stderr.write(f"{name}:{where}note: the header gives no replica_count/num_partitions, but {why}: "
+            sys.stderr.write(f"{src}:{where}note: the header gives no replica_count/num_partitions, but {why}: "
                              f"running on {n_rep * n_part} simulated devices (as with {flag}; give --replicas/"
                              f"--partitions to choose)\n")
     if n_rep * n_part > 1:
