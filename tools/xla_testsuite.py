@@ -161,7 +161,6 @@ def _xla_run(text: str, inputs_path: str) -> dict:
 
 
 def _unstore(data, key):
-    import numpy as np
     import ml_dtypes  # noqa: F401
     arr = data[key]
     meta = json.loads(str(data["__meta__"]))[key] if "__meta__" in data.files else None
