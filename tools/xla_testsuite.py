@@ -23,6 +23,8 @@ run      runs each text XLA's parser accepts on XLA:CPU (the module converted to
            pass          the results agree (ints/pred exactly, floats within hlo-run's --compare defaults);
            mismatch      both ran, the results differ;
            our error     XLA:CPU ran it, hlo_interp raised (an HloError or an internal error);
+           multi-device  an `our error` saying the module needs several devices (its collectives name
+                         them; hlo-run runs them on that many simulated devices, hlo_interp.run refuses);
            xla-cannot    XLA:CPU cannot compile/run it on the CPU (TPU/GPU-only ops, several devices, ...);
            both-error    neither runs it.
          Results in OUT/run.json.
@@ -401,14 +403,26 @@ def _save_run(rj: Path, old: dict, results: list) -> None:
     rj.write_text(json.dumps(sorted(merged.values(), key=lambda r: r["id"]), indent=0))
 
 
+_MULTI_DEVICE = ("single-device run", "so it runs on", "is out of range: there are 1 ")
+
+
+def _outcome(r) -> str:
+    """`our error` on a module written for several devices is its own class: XLA:CPU runs it on one
+    device (a collective over a group naming absent devices then returns its operand), we say which
+    --replicas/--partitions run it (hlo-run runs them by default; issue 13 items 15 and 17)."""
+    if r["outcome"] == "our error" and any(m in (r.get("our_error") or "") for m in _MULTI_DEVICE):
+        return "multi-device"
+    return r["outcome"]
+
+
 def _run_summary(results, show: int) -> None:
-    c = Counter(r["outcome"] for r in results)
+    c = Counter(_outcome(r) for r in results)
     print("| outcome | texts |\n|---|---:|")
-    for k in ("pass", "mismatch", "our error", "xla-cannot", "both-error", "skip"):
+    for k in ("pass", "mismatch", "our error", "multi-device", "xla-cannot", "both-error", "skip"):
         print(f"| {k} | {c.get(k, 0)} |")
     if show:
         for kind, key in (("our error", "our_error"), ("mismatch", "detail")):
-            bad = [r for r in results if r["outcome"] == kind]
+            bad = [r for r in results if _outcome(r) == kind]
             if bad:
                 print(f"\n{kind} ({len(bad)}):")
                 for r in bad[:show]:
