@@ -184,6 +184,14 @@ def test_implied_device_counts():
                "channel_id=1, source_target_pairs={{0,1},{1,2},{2,0}}\n}\n")
     assert implied_device_counts(hlo_interp.parse(permute))[:2] == (1, 3)  # a channel: partitions
     assert implied_device_counts(hlo_interp.parse("HloModule h, replica_count=2\n" + _AR.split("\n", 1)[1])) is None
+    # xla/backends/gpu/transforms/collectives/convert_async_collectives_to_sync_test.cc: the start's tuple
+    start = ("HloModule t\nENTRY e {\n  a1 = u32[1, 2] parameter(0)\n  ags = (u32[1, 2], u32[2, 2]) "
+             "all-gather-start(a1), dimensions={0}, channel_id=3\n  ROOT g = u32[2,2] all-gather-done(ags)\n}\n")
+    got = implied_device_counts(hlo_interp.parse(start))
+    assert got is not None and got[0] * got[1] == 2
+    with pytest.raises(HloError) as ei:
+        hlo_interp.run(hlo_interp.parse(start), np.zeros((1, 2), np.uint32))
+    assert "internal error" not in str(ei.value) and ei.value.line == 4 and "--partitions 2" in str(ei.value)
 
 
 def test_hlo_run_defaults_to_the_devices_the_groups_name(tmp_path):

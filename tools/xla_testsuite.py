@@ -403,7 +403,7 @@ def _save_run(rj: Path, old: dict, results: list) -> None:
     rj.write_text(json.dumps(sorted(merged.values(), key=lambda r: r["id"]), indent=0))
 
 
-_MULTI_DEVICE = ("single-device run", "so it runs on", "is out of range: there are 1 ")
+_MULTI_DEVICE = ("single-device run", "the entry's shape on one device", "is out of range: there are 1 ")
 
 
 def _outcome(r) -> str:

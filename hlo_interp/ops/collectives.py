@@ -141,8 +141,10 @@ def implied_device_counts(module) -> "tuple | None":
                     ids = [x for g in _groups(ins) for x in g]
                     if ids:
                         n, why = max(ids) + 1, f"its replica_groups name {what} {max(ids)}"
-                    elif base in ("all-gather", "reduce-scatter") and op == base and len(ins.operands) == 1:
+                    elif base in ("all-gather", "reduce-scatter") and len(ins.operands) == 1:
                         src, dst = shapes.get(ins.operands[0]), ins.shape
+                        if op != base and isinstance(dst, ir.TupleShape) and len(dst.elements) == 2:
+                            dst = dst.elements[1]  # all-gather-start: (operand, result)
                         d = ins.attrs.get("dimensions")
                         d = d[0] if isinstance(d, (list, tuple)) and len(d) == 1 else None
                         if isinstance(src, ir.ArrayShape) and isinstance(dst, ir.ArrayShape) and d is not None \
