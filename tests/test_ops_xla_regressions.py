@@ -1,5 +1,5 @@
-"""Issue 13's regression cases ("Running what XLA runs, with XLA's numbers"): XLA:CPU-computed
-(tests/data/issue13/, written by tools/make_issue13_vectors.py), plus the checks no data file holds."""
+"""Regression cases where hlo-run once differed from XLA:CPU, with XLA:CPU-computed expected values
+(tests/data/xla_regressions/, written by tools/make_xla_regression_vectors.py), plus the checks no data file holds."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,7 +8,7 @@ import pytest
 import hlo_interp
 from xla_cases import CaseData, check
 
-_DATA = CaseData("issue13")
+_DATA = CaseData("xla_regressions")
 CASES = _DATA.cases
 load = _DATA.load
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Regenerate tests/data/issue13/: XLA:CPU's results for the regression cases of issue 13 ("Running what
-XLA runs, with XLA's numbers": c128 bitcast-convert, complex dots and FMA-contracted complex products,
+"""Regenerate tests/data/xla_regressions/: XLA:CPU's results for the regression cases where hlo-run
+once differed from XLA:CPU (c128 bitcast-convert, complex dots and FMA-contracted complex products,
 complex power/sine, f64 erf, FFT, non-tuple scan, pred dots, rounding max reducers, complex division with
 inf/NaN parts, scalar bitcasts, 1-tuple reduces, zero-element iotas, dynamic sizes, custom-calls, ...).
 
-Dev-only (needs jax/jaxlib); the tests (tests/test_ops_issue13.py) only read the committed files.
+Dev-only (needs jax/jaxlib); the tests (tests/test_ops_xla_regressions.py) only read the committed files.
 Each case is hand-written HLO, parsed by XLA's parser, converted to StableHLO, compiled and run by the
 XLA:CPU client JAX uses. `ref`: an equivalent text XLA:CPU can run when it cannot run the case itself
 (XLA:CPU's layout assignment refuses a scalar `bitcast` at the entry); XLA's outputs are then `ref`'s.
@@ -12,7 +12,7 @@ XLA:CPU client JAX uses. `ref`: an equivalent text XLA:CPU can run when it canno
 Files: `cases.json` (id, item, compare rule, text, ref, input/output metadata) and `arrays.npz`
 (`<id>/argK`, `<id>/outK`; bf16 & co. stored as raw bits, see tools/xla_dev.py).
 
-    python3 tools/make_issue13_vectors.py [--only SUBSTRING]
+    python3 tools/make_xla_regression_vectors.py [--only SUBSTRING]
 """
 from __future__ import annotations
 
@@ -30,14 +30,14 @@ import numpy as np  # noqa: E402
 try:
     import jax  # noqa: E402
 except ImportError:  # pragma: no cover
-    sys.exit("make_issue13_vectors.py needs JAX (dev-only tool)")
+    sys.exit("make_xla_regression_vectors.py needs JAX (dev-only tool)")
 
 jax.config.update("jax_enable_x64", True)
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from xla_dev import run_hlo, store  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "tests" / "data" / "issue13"
+OUT = ROOT / "tests" / "data" / "xla_regressions"
 rng = np.random.default_rng(13)
 CASES = []
 
