@@ -396,8 +396,10 @@ _SHORT_ATTR = {"compare": ("direction",), "get-tuple-element": ("index",), "para
                "custom-call": ("custom_call_target",), "iota": ("iota_dimension",)}
 
 
-def label_lines(node: Node, module: ir.Module, collapsed_fusion: bool = True) -> list:
-    """[(text, style)] lines of a node's label; style is one of op, name, shape, detail, warn."""
+def label_head(node: Node) -> list:
+    """The first lines of a node's label, shared by the DOT and HTML views: the opcode line (ROOT,
+    parameter number, fusion kind, the attribute that tells e.g. compares apart) and a small constant's
+    value."""
     ins = node.ins
     op = ins.opcode
     head = op
@@ -417,6 +419,29 @@ def label_lines(node: Node, module: ir.Module, collapsed_fusion: bool = True) ->
         t = _scalar_text(ins.literal)
         if t is not None:
             lines.append((t, "detail"))
+    return lines
+
+
+def label_tail(node: Node) -> list:
+    """The last lines of a node's label, shared by the DOT and HTML views: name, shape, and how many
+    operands/users the drawing leaves out."""
+    ins = node.ins
+    lines = [(ins.name, "name"), (short_shape(ins.shape), "shape")]
+    hidden = []
+    if node.hidden_operands:
+        hidden.append(f"+{node.hidden_operands} operand{'s' if node.hidden_operands > 1 else ''}")
+    if node.hidden_users:
+        hidden.append(f"+{node.hidden_users} user{'s' if node.hidden_users > 1 else ''}")
+    if hidden:
+        lines.append((" ".join(hidden) + " hidden", "warn"))
+    return lines
+
+
+def label_lines(node: Node, module: ir.Module, collapsed_fusion: bool = True) -> list:
+    """[(text, style)] lines of a node's label; style is one of op, name, shape, detail, warn."""
+    ins = node.ins
+    op = ins.opcode
+    lines = label_head(node)
     if op == "fusion" and collapsed_fusion:
         fc = _fused_comp(module, ins)
         if fc is not None:
@@ -435,15 +460,7 @@ def label_lines(node: Node, module: ir.Module, collapsed_fusion: bool = True) ->
                 lines.append((f"{attr}: {cname}", "detail"))
         if len(_comp_attrs(ins)) > 4:
             lines.append((f"… +{len(_comp_attrs(ins)) - 3} more computations", "detail"))
-    lines.append((ins.name, "name"))
-    lines.append((short_shape(ins.shape), "shape"))
-    hidden = []
-    if node.hidden_operands:
-        hidden.append(f"+{node.hidden_operands} operand{'s' if node.hidden_operands > 1 else ''}")
-    if node.hidden_users:
-        hidden.append(f"+{node.hidden_users} user{'s' if node.hidden_users > 1 else ''}")
-    if hidden:
-        lines.append((" ".join(hidden) + " hidden", "warn"))
+    lines += label_tail(node)
     return [(t if len(t) <= 80 else t[:77] + "…", s) for t, s in lines]
 
 

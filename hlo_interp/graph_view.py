@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Optional
 
 from . import ir
-from .graph import (DEFAULT_MAX_NODES, Graph, Node, _comp_attrs, _fusion_kind, _scalar_text, _SHORT_ATTR,
-                    build, fill_color, instruction_text, short_shape, summarize)
+from .graph import (DEFAULT_MAX_NODES, Graph, Node, _comp_attrs, _fusion_kind, build, fill_color, instruction_text, label_head,
+                    label_tail, short_shape, summarize)
 
 __all__ = ["view_model", "page", "to_html", "ENGINES"]
 
@@ -77,23 +77,7 @@ def _lines(node: Node, module: ir.Module, comps: dict) -> list:
     """[(text, style)]: opcode line, then what it computes/calls (size and main opcodes), name, shape."""
     ins = node.ins
     op = ins.opcode
-    head = op
-    if op == "parameter":
-        head = f"parameter {ins.parameter_number}"
-    elif op == "fusion":
-        head = f"fusion · {_fusion_kind(ins)}"
-    elif op in _SHORT_ATTR:
-        vals = [ins.attrs.get(a) for a in _SHORT_ATTR[op]]
-        vals = [getattr(v, "text", v) for v in vals if v is not None]
-        if vals:
-            head += " " + " ".join(str(v) for v in vals)
-    if node.is_root:
-        head = "ROOT " + head
-    lines = [(head, "op")]
-    if op == "constant":
-        t = _scalar_text(ins.literal)
-        if t is not None:
-            lines.append((t, "detail"))
+    lines = label_head(node)
     called = _callees(module, ins)
     for cap, cname in called[:4]:
         c = comps.get(cname)
@@ -108,15 +92,7 @@ def _lines(node: Node, module: ir.Module, comps: dict) -> list:
         for attr, cname in _comp_attrs(ins)[:2]:  # reduce, sort, scatter, ...: what they apply
             c = comps.get(cname)
             lines.append((f"{attr}: {summarize(c, 3) if c is not None else cname}", "detail"))
-    lines.append((ins.name, "name"))
-    lines.append((short_shape(ins.shape), "shape"))
-    hidden = []
-    if node.hidden_operands:
-        hidden.append(f"+{node.hidden_operands} operand{'s' if node.hidden_operands > 1 else ''}")
-    if node.hidden_users:
-        hidden.append(f"+{node.hidden_users} user{'s' if node.hidden_users > 1 else ''}")
-    if hidden:
-        lines.append((" ".join(hidden) + " hidden", "warn"))
+    lines += label_tail(node)
     return [(_cut(t), s) for t, s in lines]
 
 
