@@ -8,11 +8,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-import hlo_interp
-from xla_cases import CaseData, check
+from xla_cases import CaseData
 
 _DATA = CaseData("sweep")
 CASES = _DATA.cases
@@ -57,12 +55,7 @@ def _param(c):
 
 @pytest.mark.parametrize("case", [_param(c) for c in CASES])
 def test_sweep_case(case):
-    args = [load(f"{case['id']}/arg{k}", m) for k, m in enumerate(case["inputs"])]
-    outs = hlo_interp.run(case["text"], *args)
-    wants = [load(f"{case['id']}/out{k}", m) for k, m in enumerate(case["outputs"])]
-    assert len(outs) == len(wants)
-    for k, (g, w) in enumerate(zip(outs, wants)):
-        check(np.asarray(g), w, case["compare"], f"{case['id']} out{k}")
+    _DATA.run_and_check(case)
 
 
 def test_sweep_covers_ops_and_types():

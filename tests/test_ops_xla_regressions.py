@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import hlo_interp
-from xla_cases import CaseData, check
+from xla_cases import CaseData
 
 _DATA = CaseData("xla_regressions")
 CASES = _DATA.cases
@@ -15,12 +15,7 @@ load = _DATA.load
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=f"item{c['item']}-{c['id']}") for c in CASES])
 def test_xla_case(case):
-    args = [load(f"{case['id']}/arg{k}", m) for k, m in enumerate(case["inputs"])]
-    outs = hlo_interp.run(case["text"], *args)
-    wants = [load(f"{case['id']}/out{k}", m) for k, m in enumerate(case["outputs"])]
-    assert len(outs) == len(wants)
-    for k, (g, w) in enumerate(zip(outs, wants)):
-        check(np.asarray(g), w, case["compare"], f"{case['id']} out{k}")
+    _DATA.run_and_check(case)
 
 
 def test_cases_cover_the_items():

@@ -30,6 +30,18 @@ class CaseData:
             a = a.view(getattr(ml_dtypes, meta["dtype"]))
         return a.reshape(meta["shape"])
 
+    def run_and_check(self, case: dict) -> None:
+        """Run one case's text on its stored arguments and compare every output with XLA:CPU's, by the
+        case's own comparison rule."""
+        import hlo_interp
+
+        args = [self.load(f"{case['id']}/arg{k}", m) for k, m in enumerate(case["inputs"])]
+        outs = hlo_interp.run(case["text"], *args)
+        wants = [self.load(f"{case['id']}/out{k}", m) for k, m in enumerate(case["outputs"])]
+        assert len(outs) == len(wants)
+        for k, (g, w) in enumerate(zip(outs, wants)):
+            check(np.asarray(g), w, case["compare"], f"{case['id']} out{k}")
+
 
 def bits_equal(got, want) -> bool:
     """Equal bit for bit, except that any NaN matches any NaN; -0 and +0 differ."""
