@@ -33,7 +33,7 @@ bench-run:          ## hlo-run vs hand-written NumPy vs XLA:CPU (needs jax)
 bench-check:        ## hlo check throughput, -j 1 vs -j 2
 	$(PY) bench/check.py
 
-bench-table:        ## issue 16's table: start-up, hlo-run vs NumPy, check/info vs fmt, fmt vs XLA's parser
+bench-table:        ## the speed table: start-up, hlo-run vs NumPy, check/info vs fmt, fmt vs XLA's parser
 	$(PY) bench/table.py $(if $(BASE),--base $(BASE))
 
 lint:               ## static checks (pip install ruff)

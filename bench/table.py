@@ -1,4 +1,4 @@
-"""The table of issue 16 in one command: start-up, hlo-run against hand-written NumPy, check/info against
+"""The speed table in one command: start-up, hlo-run against hand-written NumPy, check/info against
 fmt on a 100k-instruction module, and fmt throughput against XLA's C++ parser, all in one run.
 
     python3 bench/table.py                        # this checkout
@@ -13,7 +13,7 @@ Figures are medians; ratios are medians of per-round (paired) ratios.  Whole-pro
 time and, in brackets, the CPU time (user + system) of the process: on a loaded machine the CPU time is
 what the process itself cost.
 
-Rows (the targets are the issue's):
+Rows (with the project's targets):
   start-up     `hlo fmt` / `hlo check` of samples/mlp.before_optimizations.hlo (60 lines), whole process;
                `python -c "import numpy"` for scale
   hlo-run      whole process `hlo-run M --inputs in.npz --output out.npz --print none` over a NumPy
