@@ -19,7 +19,6 @@ shows the reason (it must fail: if it ever passes, the mark is stale).
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any, Optional
@@ -167,15 +166,6 @@ def _case_id(d: Path) -> str:
     return d.relative_to(GOLDEN).as_posix()
 
 
-def _evaluator_missing() -> Optional[str]:
-    try:
-        if importlib.util.find_spec("hlo_interp.evaluator") is None:
-            return "hlo_interp.evaluator does not exist yet"
-    except ImportError as e:  # pragma: no cover
-        return f"hlo_interp.evaluator cannot be found: {e}"
-    return None
-
-
 def _valid_rule(rule: Any) -> bool:
     return rule == "exact" or (isinstance(rule, dict) and bool(rule) and set(rule) <= {"rtol", "atol", "ulp"})
 
@@ -256,9 +246,6 @@ if pytest is not None:
 
     @pytest.mark.parametrize("case_dir,variant", _PARAMS)
     def test_golden(case_dir: Path, variant: str):
-        reason = _evaluator_missing()
-        if reason:
-            pytest.skip(reason)
         import hlo_interp
         info = json.loads((case_dir / "case.json").read_text())
         inputs = load_arrays(case_dir / "inputs.npz", info["inputs"])

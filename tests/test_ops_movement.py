@@ -6,14 +6,13 @@ Three kinds of tests:
   * XLA golden cases: HLO texts run by XLA:CPU (through JAX, dev-only) with the inputs and outputs
     committed in tests/data/ops_movement_xla.npz; run here through the kernels with a tiny
     stand-alone interpreter (so these tests do not depend on hlo_interp/evaluator.py), and end to
-    end through hlo_interp.run once the evaluator exists;
+    end through hlo_interp.run;
   * located errors for bad operands.
 
 Regenerate the golden data (dev-only, needs jax):  python3 tests/test_ops_movement.py
 """
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -30,7 +29,6 @@ from hlo_interp.ops.registry import KERNELS  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "ops_movement_xla.npz"
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")  # no NumPy warning may leak
-HAVE_EVALUATOR = importlib.util.find_spec("hlo_interp.evaluator") is not None
 
 # --------------------------------------------------------------------------------------------------
 # A minimal stand-alone interpreter over the registry's kernels (parameter/constant/tuple/gte inline)
@@ -249,7 +247,6 @@ def test_golden_kernels(name, text, inputs, expected):
         assert_same(g, w)
 
 
-@pytest.mark.skipif(not HAVE_EVALUATOR, reason="hlo_interp/evaluator.py not written yet")
 @pytest.mark.parametrize("name,text,inputs,expected", GOLDEN, ids=[c[0] for c in GOLDEN])
 def test_golden_end_to_end(name, text, inputs, expected):
     got = hlo_interp.run(text, *inputs)

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import hlo_interp  # noqa: E402
 from hlo_interp.ops import dot as dt  # noqa: E402
 from hlo_interp.ops import reduce as rd  # noqa: E402
-from test_ops_movement import (HAVE_EVALUATOR, ROOT, _np, assert_same, golden_cases,  # noqa: E402
+from test_ops_movement import (ROOT, _np, assert_same, golden_cases,  # noqa: E402
                                mini_run, regenerate)
 
 DATA = ROOT / "tests" / "data" / "ops_reduce_dot_xla.npz"
@@ -222,7 +222,6 @@ def test_exact_wide_float_order(name, monkeypatch):
         assert_same(g, w)
 
 
-@pytest.mark.skipif(not HAVE_EVALUATOR, reason="hlo_interp/evaluator.py not written yet")
 @pytest.mark.parametrize("name,text,inputs,expected", GOLDEN, ids=[c[0] for c in GOLDEN])
 def test_golden_end_to_end(name, text, inputs, expected):
     got = hlo_interp.run(text, *inputs)

@@ -15,14 +15,6 @@ import hlo_interp
 from conftest import CORPUS, corpus_files
 from hlo_interp.shapes.verify import CODES, Finding, check
 
-try:  # the shape rules are optional for the verifier (declared-vs-inferred checks need them)
-    from hlo_interp.shapes.infer import infer_shape  # noqa: F401
-    HAS_INFER = True
-except Exception:  # noqa: BLE001
-    HAS_INFER = False
-
-needs_infer = pytest.mark.skipif(not HAS_INFER, reason="hlo_interp.shapes.infer not available")
-
 # Hand-written texts that XLA's parser accepts (the corpus README's criterion) but XLA's verifier
 # rejects (checked with tools/xla_verify_compare.py, which compiles through XLA): file -> the lines
 # of the instructions at fault.  The checker must find an error on exactly those lines.
@@ -82,10 +74,7 @@ def test_corpus_checks_clean():
                 elif f.severity == "note":
                     notes += 1
     assert not bad, f"{len(bad)} false alarm(s):\n" + "\n".join(bad[:20])
-    if HAS_INFER:
-        assert known == KNOWN_INVALID
-    else:
-        assert all(known[k] <= KNOWN_INVALID[k] for k in known)
+    assert known == KNOWN_INVALID
     assert notes > 0  # elided constants in the corpus are noted
 
 
@@ -129,11 +118,10 @@ class Case:
     code: str
     at: str  # the finding's location = first occurrence of this in the mutated text
     msg: str
-    infer: bool = False  # needs the shape rules
+    infer: bool = False  # a declared-vs-inferred finding (the shape rules')
 
     def param(self):
-        marks = [needs_infer] if self.infer else []
-        return pytest.param(self, id=self.id, marks=marks)
+        return pytest.param(self, id=self.id)
 
 
 J = "jax/"
@@ -663,10 +651,10 @@ def test_mutation_cases_cover_every_family():
                or f"{name}(" in text}
     assert families <= covered, families - covered
     assert len(CASES) >= 80
-    assert len([c for c in CASES if not c.infer]) >= 80  # 80 cases run even without the shape rules
+    assert len([c for c in CASES if not c.infer]) >= 80  # 80 cases that are not declared-vs-inferred findings
     codes = {c.code for c in CASES}
     # every code has a mutation case, except the parser's (E001) and ones no parsed text reaches
-    unreachable = {"E000", "E001", "E107", "E208"} | (set() if HAS_INFER else {"E101", "E102"})
+    unreachable = {"E000", "E001", "E107", "E208"}
     assert set(CODES) - unreachable <= codes, set(CODES) - unreachable - codes
 
 
@@ -680,9 +668,7 @@ def test_modules_built_in_python():
     empty = ir.Computation("nothing", [])
     m = ir.Module("m", [empty, ir.Computation("e", [p, cc], is_entry=True)])
     got = sorted((f.code, f.computation, f.instruction, f.line) for f in check(m))
-    expected = [("E208", "nothing", None, None)]
-    if HAS_INFER:
-        expected.insert(0, ("E107", "e", "cc", None))
+    expected = [("E107", "e", "cc", None), ("E208", "nothing", None, None)]
     assert got == expected
 
 
@@ -701,8 +687,6 @@ def test_doc_examples_are_real_output():
             continue
         text, expected = blocks
         got = [f.render() for f in check_text(text, "example.hlo") if f.code == code]
-        if code in ("E101", "E102") and not HAS_INFER:
-            continue
         assert got and got[0] == expected.rstrip("\n"), (code, got)
         checked += 1
     assert checked >= len(CODES) - 6
