@@ -27,6 +27,7 @@ import numpy as np
 
 from . import ir
 from .diagnostics import HloError
+from .opcodes import opcodes_where
 from .ops import load_all
 from .ops.numerics import flush_denormals as _flush_denormals
 from .ops.registry import KERNELS, TOKEN, error_at, unsupported
@@ -40,30 +41,18 @@ DEFAULT_MAX_ITERATIONS = 1_000_000  # loop iterations per run, all loops togethe
 IN_PLACE_LOOPS = os.environ.get("HLO_INTERP_IN_PLACE", "1") != "0"
 
 # Opcodes that allocate nothing new (their result is, or is made of, existing values).
-_NO_ALLOC = frozenset(("parameter", "tuple", "get-tuple-element", "opt-barrier", "after-all",
-                       "add-dependency", "bitcast", "domain", "copy", "call", "fusion", "while",
-                       "conditional"))
+_NO_ALLOC = opcodes_where(lambda o: not o.allocates)
 # Attributes that name called computations.
 _COMP_ATTRS = frozenset(("to_apply", "calls", "condition", "body", "true_computation", "false_computation",
                          "branch_computations", "select", "scatter", "called_computations"))
-# Opcodes never evaluated while a plan is built, even on constant operands (effects, randomness, calls
-# that may loop for long).
-_NO_FOLD = frozenset(("parameter", "constant", "after-all", "while", "call", "fusion", "conditional", "rng",
-                      "rng-bit-generator", "rng-get-and-update-state", "infeed", "outfeed", "send",
-                      "send-done", "recv", "recv-done", "custom-call", "all-reduce", "all-gather",
-                      "all-to-all", "collective-permute", "reduce-scatter", "collective-broadcast",
-                      "all-reduce-start", "all-reduce-done", "all-gather-start", "all-gather-done",
-                      "collective-permute-start", "collective-permute-done", "async-start",
-                      "async-update", "async-done", "copy-start", "copy-done", "ragged-all-to-all",
-                      "collective-reduce", "shuffle", "partition-id", "replica-id", "map", "reduce",
-                      "reduce-window", "select-and-scatter", "scatter", "sort", "scan",
-                      "spmd-global-to-local", "spmd-local-to-global"))
+# Opcodes evaluated while a plan is built when their operands are constants (the table's `foldable`,
+# an allow-list: effects, randomness, calls that may loop for long are not; nor the SPMD pass's
+# spmd-global-to-local/spmd-local-to-global, which are no opcodes of the table).
+_FOLDABLE = opcodes_where(lambda o: o.foldable)
 _FOLD_MAX_BYTES = 1 << 20
 # Opcodes with effects beyond their value: kept in a plan even when nothing uses their result, so that
 # an unsupported one fails instead of being skipped.
-_SIDE_EFFECTS = frozenset(("outfeed", "infeed", "send", "send-done", "recv", "recv-done", "custom-call",
-                           "rng", "rng-get-and-update-state", "all-reduce", "all-gather", "all-to-all",
-                           "collective-permute", "reduce-scatter", "collective-broadcast"))
+_SIDE_EFFECTS = opcodes_where(lambda o: o.side_effect)
 
 
 @functools.lru_cache(maxsize=None)
@@ -389,8 +378,7 @@ def build_plan(comp: ir.Computation, ctx: EvalContext) -> list[tuple]:
             except Exception as e:  # a kernel builder's bug: still a located message
                 raise error_at(ins, f"internal error preparing '{ins.opcode}': {type(e).__name__}: {e}") from e
             ops = tuple(slot_of[o] for o in ins.operands)
-            if ins.opcode not in _NO_FOLD and not ins.opcode.endswith(("-start", "-update", "-done")) \
-                    and all(o in consts for o in ops) and \
+            if ins.opcode in _FOLDABLE and all(o in consts for o in ops) and \
                     shape_bytes(ins.shape) <= _FOLD_MAX_BYTES:
                 fn = _fold(fn, [consts[o] for o in ops], ins, ctx)
             if hasattr(fn, "const"):

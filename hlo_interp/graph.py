@@ -29,6 +29,7 @@ from typing import Optional
 
 from . import ir
 from .diagnostics import HloError
+from .opcodes import OPCODES, opcodes_where
 
 __all__ = ["Graph", "Node", "Edge", "Cluster", "build", "to_dot", "to_html", "render", "save",
            "FORMATS", "DEFAULT_MAX_NODES"]
@@ -335,7 +336,7 @@ def short_shape(shape, limit: int = 3) -> str:
     return shape_text(shape, layouts=False)
 
 
-_TRIVIAL = {"parameter", "tuple", "get-tuple-element", "constant"}
+_TRIVIAL = opcodes_where(lambda o: o.plumbing)
 
 
 def summarize(comp: ir.Computation, limit: int = 4) -> str:
@@ -392,8 +393,8 @@ def _scalar_text(lit: Optional[ir.Literal]) -> Optional[str]:
     return t if len(t) <= 40 else None
 
 
-_SHORT_ATTR = {"compare": ("direction",), "get-tuple-element": ("index",), "parameter": (),
-               "custom-call": ("custom_call_target",), "iota": ("iota_dimension",)}
+# (a parameter's label is its number, see label_head)
+_SHORT_ATTR = {n: o.label_attrs for n, o in OPCODES.items() if o.label_attrs}
 
 
 def label_head(node: Node) -> list:

@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass, field
 from . import ir, layout
 from .diagnostics import HloError
 from .opcodes import OPCODES as _OPCODES
+from .opcodes import opcodes_where as _opcodes_where
 
 __all__ = ["SCHEMA", "ModuleInfo", "cost_of", "human_bytes", "module_info", "to_text"]
 
@@ -274,22 +275,12 @@ class _Module:
 # --------------------------------------------------------------------------------------------------
 # XLA's HloCostAnalysis rules
 
-_TRANSCENDENTAL = {"exponential", "log", "logistic", "power", "sqrt", "cbrt", "rsqrt", "tanh", "sine",
-                   "cosine", "exponential-minus-one", "log-plus-one", "atan2", "tan", "erf",
-                   # XLA:CPU counts these too (measured: 1 transcendental per element)
-                   "cosh", "sinh", "acos", "acosh", "asin", "asinh", "atan", "atanh"}
-# ops HloCostAnalysis counts as one flop (or transcendental) per result element
-_ELEMENTWISE = {
-    "abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "compare", "complex", "convert", "cosine",
-    "count-leading-zeros", "divide", "exponential", "exponential-minus-one", "floor", "imag", "is-finite",
-    "log", "log-plus-one", "logistic", "maximum", "minimum", "multiply", "negate", "not", "or", "popcnt",
-    "power", "real", "reduce-precision", "remainder", "round-nearest-afz", "round-nearest-even", "rsqrt",
-    "select", "shift-left", "shift-right-arithmetic", "shift-right-logical", "sign", "sine", "sqrt",
-    "subtract", "tan", "tanh", "xor", "erf", "stochastic-convert", "bitcast-convert", "cosh", "sinh",
-    "acos", "acosh", "asin", "asinh", "atan", "atanh", "mulhi",
-}
-# no work and no memory traffic
-_FREE = {"parameter", "constant", "get-tuple-element", "bitcast", "domain", "after-all", "add-dependency"}
+# The table's cost classes: ops HloCostAnalysis counts as one flop (or transcendental) per result
+# element (XLA:CPU counts cosh, sinh, acos, ... as transcendentals too: measured, 1 per element);
+# ops with no work and no memory traffic.
+_TRANSCENDENTAL = _opcodes_where(lambda o: o.transcendental)
+_ELEMENTWISE = _opcodes_where(lambda o: o.cost == "elementwise")
+_FREE = _opcodes_where(lambda o: o.cost == "free")
 
 
 def _elements(shape) -> int:
@@ -743,10 +734,9 @@ def cost_of(module: ir.Module, computation: str | None = None) -> Cost:
 # --------------------------------------------------------------------------------------------------
 # Memory
 
-# results that only view or forward operands (the *-done / *-update of an async pair: the buffers of
-# their *-start)
-_NO_BUFFER = {"bitcast", "get-tuple-element", "tuple", "opt-barrier", "add-dependency", "domain", "after-all",
-              "while", "call"}  # a loop's state is its operand's; a call's result its callee's root
+# results that only view or forward operands (a loop's state is its operand's; a call's result its
+# callee's root); so do the *-done / *-update of an async pair: the buffers of their *-start
+_NO_BUFFER = _opcodes_where(lambda o: not o.own_buffer)
 
 
 def _buffer_leaves(ins: ir.Instruction):

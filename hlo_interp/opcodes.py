@@ -1,7 +1,9 @@
-"""THE opcode table: for each of XLA's 136 opcodes (xla/hlo/ir/hlo_opcode.h) its text name, arity and
-attribute schema; and the attribute kinds, each with the decoder that turns the generic syntax of
-grammar/hlo.lark into a typed value.  (Printing of each kind lives in syntax/printer.py; shape rules
-and evaluators join this table in later work.)
+"""THE opcode table: for each of XLA's 136 opcodes (xla/hlo/ir/hlo_opcode.h) its entry, an `OpSpec`,
+holds everything that is a property of the opcode (text name, arity, attribute schema, legal element
+types, flags the evaluator, the cost and memory analyses, the verifier and the parser read); and the
+attribute kinds, each with the decoder that turns the generic syntax of grammar/hlo.lark into a typed
+value.  (Printing of each kind lives in syntax/printer.py.)  Every opcode set elsewhere in the package
+is derived from this table.
 
 An attribute is written in a schema as `name:kind` (`!` = required).  The schema order is the order
 XLA prints attributes in, which is the canonical order our printer uses.
@@ -26,15 +28,48 @@ class AttrSpec:
 
 
 @dataclass(frozen=True)
-class Op:
+class OpSpec:
+    """One opcode's entry.  Flags default to what a plain computing opcode is; an effectful opcode is
+    safe by default (not folded) until declared otherwise."""
     name: str
     arity: int  # VARIADIC for any number
     attrs: tuple[AttrSpec, ...] = ()
     family: str = ""
+    # Element types the elementwise shape rule takes (the result keeps the operand's type):
+    # "float" (real floating point), "float|complex", "no-pred" (any but pred); "" = the rule decides.
+    types: str = ""
+    # evaluator: effects beyond its value (kept in a plan even when nothing uses its result)
+    side_effect: bool = False
+    # evaluator: evaluated once while a plan is built when its operands are constants
+    foldable: bool = False
+    # evaluator: makes a new value (False: its result is, or is made of, existing values)
+    allocates: bool = True
+    # memory analysis: defines a buffer of its own (False: views or forwards its operands')
+    own_buffer: bool = True
+    # cost analysis (XLA's HloCostAnalysis): "free" = no work and no memory traffic, "elementwise" =
+    # one flop (or transcendental) per result element, "" = its own rule or the default
+    cost: str = ""
+    transcendental: bool = False  # counted as transcendentals, not flops
+    # XLA's parser infers its result shape when the text omits it (hlo_parser.cc CanInferShape)
+    parser_infers: bool = False
+    # verifier: its operands may mix floating-point types (CheckMixedPrecisionOperands skips it)
+    mixed_precision: bool = False
+    # numerics: its float results are computed in their type (False: data movement, conversions,
+    # calls), so they say which precision the module computes in
+    arithmetic: bool = True
+    async_done: str = ""        # the *-done opcode that completes this *-start
+    async_sugar: bool = True    # `<op>-start/-update/-done` wrap it in an async computation
+    group_checked: bool = False  # XLA's CheckReplicaGroups counts its replica groups' ids
+    same_size_groups: bool = True  # its replica groups must all have one size
+    plumbing: bool = False      # parameters, constants, tuples: graph summaries leave it out
+    label_attrs: tuple[str, ...] = ()  # attributes that tell its instances apart in a graph label
 
     @property
     def attr_names(self) -> tuple[str, ...]:
         return tuple(a.name for a in self.attrs)
+
+
+Op = OpSpec  # the older name
 
 
 def _specs(text: str) -> tuple[AttrSpec, ...]:
@@ -46,129 +81,177 @@ def _specs(text: str) -> tuple[AttrSpec, ...]:
     return tuple(out)
 
 
-OPCODES: dict[str, Op] = {}
+OPCODES: dict[str, OpSpec] = {}
 
 
-def _op(names: str, arity: int, attrs: str = "", family: str = "") -> None:
+def _op(names: str, arity: int, attrs: str = "", base: Optional[dict] = None, **fields) -> None:
+    """Enter the opcodes `names` (same arity, schema and properties); `base` is a preset of fields
+    that `fields` may override."""
     for n in names.split():
-        OPCODES[n] = Op(n, arity, _specs(attrs), family)
+        OPCODES[n] = OpSpec(n, arity, _specs(attrs), **{**(base or {}), **fields})
+
+
+def opcodes_where(pred: Callable[[OpSpec], bool]) -> frozenset[str]:
+    """The opcodes whose entry satisfies `pred` (how the package's opcode sets are derived)."""
+    return frozenset(n for n, o in OPCODES.items() if pred(o))
 
 
 # ---- elementwise
+# presets: every elementwise opcode folds on constants and costs one flop (or transcendental) per element
+_EW = dict(family="elementwise", foldable=True, cost="elementwise", parser_infers=True)
+_MOVE = dict(family="elementwise", foldable=True, cost="elementwise", arithmetic=False)  # selects, conversions
 _ACCURACY = "result_accuracy:generic"
-_op("abs ceil count-leading-zeros floor imag is-finite negate not popcnt real round-nearest-afz "
-    "round-nearest-even sign copy", 1, family="elementwise")
-_op("cbrt cosine cosh erf exponential exponential-minus-one log log-plus-one logistic rsqrt sine sinh "
-    "sqrt tan tanh acos acosh asin asinh atan atanh", 1, _ACCURACY, family="elementwise")
-_op("add atan2 complex divide maximum minimum mulhi multiply power remainder subtract and or xor "
-    "shift-left shift-right-arithmetic shift-right-logical", 2, family="elementwise")
-_op("stochastic-convert", 2, family="elementwise")
-_op("compare", 2, "direction:enum! type:enum", family="elementwise")
-_op("select clamp", 3, family="elementwise")
-_op("convert bitcast-convert", 1, family="elementwise")
-_op("reduce-precision", 1, "exponent_bits:int! mantissa_bits:int!", family="elementwise")
+_op("count-leading-zeros not popcnt", 1, base=_EW)
+_op("abs imag is-finite negate real sign", 1, base=_EW, arithmetic=False)
+_op("floor ceil round-nearest-afz round-nearest-even", 1, base=_EW, types="float")
+_op("copy", 1, family="elementwise", foldable=True, allocates=False, parser_infers=True, arithmetic=False)
+_op("cbrt erf", 1, _ACCURACY, base=_EW, types="float", transcendental=True)
+_op("cosine cosh exponential exponential-minus-one log log-plus-one logistic rsqrt sine sinh sqrt tan tanh "
+    "acos acosh asin asinh atan atanh", 1, _ACCURACY, base=_EW, types="float|complex", transcendental=True)
+_op("add multiply mulhi and or xor", 2, base=_EW)
+_op("subtract divide remainder shift-left shift-right-arithmetic shift-right-logical", 2, base=_EW,
+    types="no-pred")
+_op("atan2 power", 2, base=_EW, types="no-pred", transcendental=True)
+_op("complex maximum minimum", 2, base=_EW, arithmetic=False)
+_op("stochastic-convert", 2, base=_MOVE)
+_op("compare", 2, "direction:enum! type:enum", base=_MOVE, parser_infers=True, label_attrs=("direction",))
+_op("select clamp", 3, base=_MOVE, parser_infers=True)
+_op("convert bitcast-convert", 1, base=_MOVE)
+_op("reduce-precision", 1, "exponent_bits:int! mantissa_bits:int!", base=_MOVE, mixed_precision=True)
 
 # ---- data movement
-_op("parameter", 0, "parameter_replication:bools", family="movement")
-_op("constant", 0, family="movement")
-_op("iota", 0, "iota_dimension:int!", family="movement")
-_op("broadcast", 1, "dimensions:ints", family="movement")
-_op("reshape", 1, "inferred_dimension:int", family="movement")
-_op("dynamic-reshape", VARIADIC, family="movement")
-_op("transpose", 1, "dimensions:ints!", family="movement")
-_op("reverse", 1, "dimensions:ints!", family="movement")
-_op("slice", 1, "slice:slice!", family="movement")
-_op("dynamic-slice", VARIADIC, "dynamic_slice_sizes:ints!", family="movement")
-_op("dynamic-update-slice", VARIADIC, family="movement")
-_op("concatenate", VARIADIC, "dimensions:ints!", family="movement")
-_op("pad", 2, "padding:padding!", family="movement")
-_op("bitcast", 1, family="movement")
-_op("tuple", VARIADIC, family="movement")
-_op("get-tuple-element", 1, "index:int!", family="movement")
-_op("get-dimension-size", 1, "dimensions:ints!", family="movement")
-_op("set-dimension-size", 2, "dimensions:ints!", family="movement")
-_op("domain", 1, "domain:generic!", family="movement")
+_MV = dict(family="movement", foldable=True, arithmetic=False)
+_op("parameter", 0, "parameter_replication:bools", family="movement", allocates=False, cost="free",
+    mixed_precision=True, arithmetic=False, plumbing=True)
+_op("constant", 0, family="movement", cost="free", mixed_precision=True, arithmetic=False, plumbing=True)
+_op("iota", 0, "iota_dimension:int!", base=_MV, label_attrs=("iota_dimension",))
+_op("broadcast", 1, "dimensions:ints", base=_MV, parser_infers=True)
+_op("reshape", 1, "inferred_dimension:int", base=_MV)
+_op("dynamic-reshape", VARIADIC, family="movement", foldable=True)
+_op("transpose", 1, "dimensions:ints!", base=_MV, parser_infers=True)
+_op("reverse", 1, "dimensions:ints!", base=_MV, parser_infers=True)
+_op("slice", 1, "slice:slice!", base=_MV)
+_op("dynamic-slice", VARIADIC, "dynamic_slice_sizes:ints!", base=_MV)
+_op("dynamic-update-slice", VARIADIC, base=_MV)
+_op("concatenate", VARIADIC, "dimensions:ints!", base=_MV, parser_infers=True)
+_op("pad", 2, "padding:padding!", base=_MV, parser_infers=True)
+_op("bitcast", 1, base=_MV, allocates=False, own_buffer=False, cost="free")
+_op("tuple", VARIADIC, base=_MV, allocates=False, own_buffer=False, parser_infers=True, mixed_precision=True,
+    plumbing=True)
+_op("get-tuple-element", 1, "index:int!", base=_MV, allocates=False, own_buffer=False, cost="free",
+    parser_infers=True, mixed_precision=True, plumbing=True, label_attrs=("index",))
+_op("get-dimension-size", 1, "dimensions:ints!", family="movement", foldable=True, parser_infers=True)
+_op("set-dimension-size", 2, "dimensions:ints!", family="movement", foldable=True, parser_infers=True)
+_op("domain", 1, "domain:generic!", base=_MV, allocates=False, own_buffer=False, cost="free",
+    parser_infers=True, mixed_precision=True)
 
 # ---- reductions, contractions, windows
-_op("reduce", VARIADIC, "dimensions:ints! to_apply:comp!", family="reduce")
-_op("reduce-window", VARIADIC, "window:window! to_apply:comp!", family="reduce")
-_op("select-and-scatter", 3, "window:window! select:comp! scatter:comp!", family="reduce")
-_op("map", VARIADIC, "dimensions:ints to_apply:comp!", family="reduce")
+# (reductions, maps and scans call a computation: not folded)
+_op("reduce", VARIADIC, "dimensions:ints! to_apply:comp!", family="reduce", parser_infers=True)
+_op("reduce-window", VARIADIC, "window:window! to_apply:comp!", family="reduce", parser_infers=True,
+    mixed_precision=True)
+_op("select-and-scatter", 3, "window:window! select:comp! scatter:comp!", family="reduce", parser_infers=True)
+_op("map", VARIADIC, "dimensions:ints to_apply:comp!", family="reduce", parser_infers=True)
 _op("scan", VARIADIC, "dimensions:ints! num_carries:int! is_reverse:bool is_associative:bool "
                       "to_apply:comp!", family="reduce")
 _DOT = ("lhs_batch_dims:ints lhs_contracting_dims:ints rhs_batch_dims:ints rhs_contracting_dims:ints "
         "operand_precision:enums algorithm:enum sparsity:raw")
-_op("dot", 2, _DOT, family="dot")  # older sparse dots have a third (metadata) operand: see sparsity
-_op("scaled-dot", 4, _DOT, family="dot")
-_op("ragged-dot", 3, _DOT + " lhs_ragged_dims:ints rhs_group_dims:ints", family="dot")
+_CONTRACT = dict(family="dot", foldable=True, parser_infers=True, mixed_precision=True)
+_op("dot", 2, _DOT, base=_CONTRACT)  # older sparse dots have a third (metadata) operand: see sparsity
+_op("scaled-dot", 4, _DOT, base=_CONTRACT, parser_infers=False)
+_op("ragged-dot", 3, _DOT + " lhs_ragged_dims:ints rhs_group_dims:ints", base=_CONTRACT)
 _op("convolution", VARIADIC, "window:window dim_labels:dim_labels! feature_group_count:int "
                              "batch_group_count:int operand_precision:enums convolution_kind:enum conv_kind:enum",
-    family="dot")
-_op("fft", 1, "fft_type:enum! fft_length:ints!", family="linalg")
-_op("triangular-solve", 2, "left_side:bool lower:bool unit_diagonal:bool transpose_a:enum", family="linalg")
-_op("cholesky", 1, "lower:bool", family="linalg")
+    base=_CONTRACT)
+_LINALG = dict(family="linalg", foldable=True, parser_infers=True)
+_op("fft", 1, "fft_type:enum! fft_length:ints!", base=_LINALG)
+_op("triangular-solve", 2, "left_side:bool lower:bool unit_diagonal:bool transpose_a:enum", base=_LINALG)
+_op("cholesky", 1, "lower:bool", base=_LINALG)
 _op("gather", 2, "offset_dims:ints collapsed_slice_dims:ints start_index_map:ints "
                  "operand_batching_dims:ints start_indices_batching_dims:ints index_vector_dim:int "
-                 "slice_sizes:ints! indices_are_sorted:bool", family="gather_scatter")
+                 "slice_sizes:ints! indices_are_sorted:bool", family="gather_scatter", foldable=True,
+    parser_infers=True, arithmetic=False)
 _op("scatter", VARIADIC, "update_window_dims:ints inserted_window_dims:ints "
                          "scatter_dims_to_operand_dims:ints input_batching_dims:ints "
                          "scatter_indices_batching_dims:ints index_vector_dim:int "
                          "indices_are_sorted:bool unique_indices:bool to_apply:comp!",
-    family="gather_scatter")
-_op("sort", VARIADIC, "dimensions:ints! is_stable:bool to_apply:comp!", family="sort")
-_op("topk", 1, "k:int! largest:bool to_apply:comp", family="sort")
+    family="gather_scatter", parser_infers=True)
+_op("sort", VARIADIC, "dimensions:ints! is_stable:bool to_apply:comp!", family="sort", parser_infers=True,
+    mixed_precision=True, arithmetic=False)
+_op("topk", 1, "k:int! largest:bool to_apply:comp", family="sort", foldable=True, parser_infers=True)
 
 # ---- control flow and calls
-_op("while", 1, "condition:comp! body:comp!", family="control")
+# (calls may loop for long or have effects: not folded; their results are their callees')
+_CALL = dict(family="control", allocates=False, parser_infers=True, mixed_precision=True, arithmetic=False)
+_op("while", 1, "condition:comp! body:comp!", base=_CALL, own_buffer=False)
 _op("conditional", VARIADIC, "true_computation:comp false_computation:comp branch_computations:comps",
-    family="control")
-_op("call", VARIADIC, "to_apply:comp! is_composite:bool", family="control")
-_op("fusion", VARIADIC, "kind:enum! calls:comp! output_to_operand_aliasing:alias_compact", family="control")
+    base=_CALL)
+_op("call", VARIADIC, "to_apply:comp! is_composite:bool", base=_CALL, own_buffer=False)
+_op("fusion", VARIADIC, "kind:enum! calls:comp! output_to_operand_aliasing:alias_compact", base=_CALL,
+    parser_infers=False)
 _op("custom-call", VARIADIC,
     "custom_call_target:string! window:window dim_labels:dim_labels feature_group_count:int "
     "batch_group_count:int operand_layout_constraints:shapes custom_call_has_side_effect:bool "
     "output_to_operand_aliasing:alias_compact literal:generic schedule:enum padding_type:enum "
     "operand_precision:enums api_version:enum to_apply:comp called_computations:comps",
-    family="control")
-_op("opt-barrier", 1, family="control")
-_op("after-all", VARIADIC, family="control")
-_op("add-dependency", 2, family="control")
+    family="control", side_effect=True, mixed_precision=True, arithmetic=False,
+    label_attrs=("custom_call_target",))
+_op("opt-barrier", 1, base=_CALL, foldable=True, own_buffer=False)
+_op("after-all", VARIADIC, family="control", allocates=False, own_buffer=False, cost="free", parser_infers=True,
+    arithmetic=False)
+_op("add-dependency", 2, family="control", foldable=True, allocates=False, own_buffer=False, cost="free",
+    parser_infers=True)
+# (async pairs: never folded; their -start/-done forms are their own)
+_ASYNC = dict(family="async", mixed_precision=True, arithmetic=False, async_sugar=False)
 _op("async-start", VARIADIC, "calls:comp! async_execution_thread:string output_to_operand_aliasing:alias_compact",
-    family="async")
-_op("async-update", VARIADIC, "calls:comp async_execution_thread:string", family="async")
-_op("async-done", 1, "calls:comp async_execution_thread:string", family="async")
-_op("copy-start", 1, "cross_program_prefetch_index:int", family="async")
-_op("copy-done", 1, family="async")
+    base=_ASYNC)
+_op("async-update", VARIADIC, "calls:comp async_execution_thread:string", base=_ASYNC)
+_op("async-done", 1, "calls:comp async_execution_thread:string", base=_ASYNC)
+_op("copy-start", 1, "cross_program_prefetch_index:int", base=_ASYNC, async_done="copy-done")
+_op("copy-done", 1, base=_ASYNC)
 
 # ---- randomness, feeds, misc
-_op("rng", VARIADIC, "distribution:enum!", family="rng")
+# (random and stateful: not folded, else one draw would serve every run; rng and its state have no
+# async form, left unsupported)
+_op("rng", VARIADIC, "distribution:enum!", family="rng", side_effect=True, async_sugar=False)
 _op("rng-bit-generator", 1, "algorithm:enum!", family="rng")
-_op("rng-get-and-update-state", 0, "delta:int!", family="rng")
-_op("infeed", 1, "infeed_config:string", family="io")
-_op("outfeed", 2, "outfeed_shape:shape outfeed_config:string", family="io")
-_op("send", 2, "channel_id:int is_host_transfer:bool", family="io")
-_op("recv", 1, "channel_id:int is_host_transfer:bool", family="io")
-_op("send-done recv-done", 1, "channel_id:int is_host_transfer:bool", family="io")
-_op("batch-norm-training", 3, "epsilon:float! feature_index:int!", family="batchnorm")
-_op("batch-norm-inference", 5, "epsilon:float! feature_index:int!", family="batchnorm")
-_op("batch-norm-grad", 5, "epsilon:float! feature_index:int!", family="batchnorm")
-_op("partition-id replica-id", 0, family="collective")
+_op("rng-get-and-update-state", 0, "delta:int!", family="rng", side_effect=True, async_sugar=False)
+_IO = dict(family="io", side_effect=True, mixed_precision=True, arithmetic=False, async_sugar=False)
+_op("infeed", 1, "infeed_config:string", base=_IO)
+_op("outfeed", 2, "outfeed_shape:shape outfeed_config:string", base=_IO, arithmetic=True)
+_op("send", 2, "channel_id:int is_host_transfer:bool", base=_IO)
+_op("recv", 1, "channel_id:int is_host_transfer:bool", base=_IO)
+_op("send-done recv-done", 1, "channel_id:int is_host_transfer:bool", base=_IO)
+_BN = dict(family="batchnorm", foldable=True, parser_infers=True)
+_op("batch-norm-training", 3, "epsilon:float! feature_index:int!", base=_BN)
+_op("batch-norm-inference", 5, "epsilon:float! feature_index:int!", base=_BN)
+_op("batch-norm-grad", 5, "epsilon:float! feature_index:int!", base=_BN)
+_op("partition-id replica-id", 0, family="collective", parser_infers=True, async_sugar=False)
 
-# ---- collectives
+# ---- collectives (never folded: their value depends on the other devices; their -start/-done forms
+# are their own)
 _COLL = "channel_id:int replica_groups:replica_groups device_ids:generic constrain_layout:bool"
-_op("all-reduce all-reduce-start", VARIADIC, _COLL + " use_global_device_ids:bool to_apply:comp! mode:generic",
-    family="collective")
-_op("all-reduce-done all-gather-done collective-permute-done", 1, family="collective")
-_op("all-gather all-gather-start", VARIADIC, _COLL + " dimensions:ints use_global_device_ids:bool",
-    family="collective")
-_op("reduce-scatter", VARIADIC, _COLL + " use_global_device_ids:bool dimensions:ints to_apply:comp!",
-    family="collective")
-_op("all-to-all", VARIADIC, _COLL + " dimensions:ints", family="collective")
-_op("ragged-all-to-all", 6, _COLL, family="collective")
-_op("collective-permute collective-permute-start", VARIADIC,
-    "channel_id:int source_target_pairs:int_lists! slice_sizes:int_lists", family="collective")
-_op("collective-broadcast", VARIADIC, _COLL, family="collective")
-_op("collective-reduce", VARIADIC, _COLL + " to_apply:comp", family="collective")
+_CO = dict(family="collective", async_sugar=False)
+_op("all-reduce", VARIADIC, _COLL + " use_global_device_ids:bool to_apply:comp! mode:generic", base=_CO,
+    side_effect=True, mixed_precision=True, group_checked=True, same_size_groups=False)
+_op("all-reduce-start", VARIADIC, _COLL + " use_global_device_ids:bool to_apply:comp! mode:generic", base=_CO,
+    mixed_precision=True, group_checked=True, same_size_groups=False, async_done="all-reduce-done")
+_op("all-reduce-done all-gather-done", 1, base=_CO, mixed_precision=True)
+_op("collective-permute-done", 1, base=_CO)
+_op("all-gather", VARIADIC, _COLL + " dimensions:ints use_global_device_ids:bool", base=_CO,
+    side_effect=True, mixed_precision=True, group_checked=True)
+_op("all-gather-start", VARIADIC, _COLL + " dimensions:ints use_global_device_ids:bool", base=_CO,
+    mixed_precision=True, group_checked=True, async_done="all-gather-done")
+_op("reduce-scatter", VARIADIC, _COLL + " use_global_device_ids:bool dimensions:ints to_apply:comp!", base=_CO,
+    side_effect=True, group_checked=True)
+_op("all-to-all", VARIADIC, _COLL + " dimensions:ints", base=_CO, side_effect=True, group_checked=True)
+_op("ragged-all-to-all", 6, _COLL, base=_CO, group_checked=True)
+_op("collective-permute", VARIADIC, "channel_id:int source_target_pairs:int_lists! slice_sizes:int_lists",
+    base=_CO, side_effect=True)
+_op("collective-permute-start", VARIADIC, "channel_id:int source_target_pairs:int_lists! slice_sizes:int_lists",
+    base=_CO, async_done="collective-permute-done")
+_op("collective-broadcast", VARIADIC, _COLL, base=_CO, side_effect=True)
+_op("collective-reduce", VARIADIC, _COLL + " to_apply:comp", base=_CO)
 # shuffle (xla/shuffle.h; HloShuffleInstruction): `dimensions={0,1}, mode=rotate, shifts={1,2}`,
 # `dimensions={0}, mode=permute, indices=s32[3,1]{1,0} { {2}, {0}, {1} }`, and
 # `dimensions={1}, mode=multi_rotate, multi_shifts=s32[2,1]{1,0} { {1}, {2} }`.

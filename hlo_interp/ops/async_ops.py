@@ -118,19 +118,14 @@ def _sugar_start(ins, ctx):
     return _start(ins, ctx, builder(wrapped, ctx))
 
 
-# Families whose `-start/-done` forms belong to their own kernels (collectives: reduce-scatter-start,
-# all-to-all-start, ...; send/recv have their own -done ops).
-_OWN_ASYNC_FAMILIES = frozenset(("collective", "io", "async"))
-# Stateful ops: the evaluator would fold their sugared start on constant operands (it only knows the
-# plain opcodes are not to be folded), running them once for all runs: left unsupported.
-_NO_SUGAR = frozenset(("rng", "rng-get-and-update-state"))
 
 
 def _register_sugar() -> None:
-    """`<op>-start/-update/-done` for every opcode that is not an async op of its own, nor a collective
-    (their async forms are the collectives kernels' business)."""
+    """`<op>-start/-update/-done` for every opcode whose entry allows it (`async_sugar`): not the async
+    ops, collectives and feeds (their async forms are their own kernels' business), nor the stateful
+    rng ops (left unsupported)."""
     for base, op in OPCODES.items():
-        if op.family in _OWN_ASYNC_FAMILIES or base in _NO_SUGAR or any(base.endswith(s) for s in ASYNC_SUFFIXES):
+        if not op.async_sugar or any(base.endswith(s) for s in ASYNC_SUFFIXES):
             continue
         for suf, fn in (("-start", _sugar_start), ("-update", _update), ("-done", _done)):
             name = base + suf

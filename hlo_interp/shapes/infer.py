@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import Callable, Optional, Sequence
 
 from .. import ir
-from ..opcodes import OPCODES, split_async
+from ..opcodes import OPCODES, opcodes_where, split_async
 from ..types import PRIMITIVE_TYPES, PrimitiveType
 
 Shape = ir.Shape
@@ -284,10 +284,8 @@ def _sig(params, result) -> str:
 # --------------------------------------------------------------------------------------------------
 # Elementwise
 
-_FLOAT_ONLY = {"floor", "ceil", "round-nearest-afz", "round-nearest-even", "erf", "cbrt"}
-_FLOAT_OR_COMPLEX = {"cosine", "sine", "exponential", "exponential-minus-one", "log", "log-plus-one",
-                     "logistic", "rsqrt", "sqrt", "tanh", "tan", "acos", "acosh", "asin",
-                     "asinh", "atan", "atanh", "sinh", "cosh"}
+_FLOAT_ONLY = opcodes_where(lambda o: o.types == "float")
+_FLOAT_OR_COMPLEX = opcodes_where(lambda o: o.types == "float|complex")
 
 
 def _unary(c: _Ctx) -> Shape:
@@ -351,8 +349,7 @@ def _elementwise_shape(c: _Ctx, lhs: ir.ArrayShape, rhs: ir.ArrayShape) -> ir.Ar
     return ir.ArrayShape(higher_precision(lhs.element_type, rhs.element_type), lhs.dims, dyn, lhs.layout)
 
 
-_NO_PRED_BINARY = {"subtract", "atan2", "power", "divide", "remainder", "shift-left",
-                   "shift-right-arithmetic", "shift-right-logical"}
+_NO_PRED_BINARY = opcodes_where(lambda o: o.types == "no-pred")
 
 
 def _binary(c: _Ctx) -> Shape:
@@ -2282,17 +2279,9 @@ def _infer(ins: ir.Instruction, operand_shapes: Sequence[Shape], module: Optiona
 # Filling omitted shapes (the parser's use)
 
 # The opcodes whose result shape XLA's parser infers when the text omits it (hlo_parser.cc
-# CanInferShape), plus the newer elementwise opcodes.  Others must be written ("cannot infer shape").
-PARSER_CAN_INFER = frozenset("""
-    abs add add-dependency after-all atan2 batch-norm-grad batch-norm-inference batch-norm-training
-    broadcast call ceil cholesky clamp count-leading-zeros compare complex concatenate conditional
-    convolution copy cosine opt-barrier divide domain dot erf exponential exponential-minus-one fft
-    floor gather get-dimension-size set-dimension-size get-tuple-element imag is-finite log
-    log-plus-one logistic and not or xor map maximum minimum multiply negate pad partition-id popcnt
-    power ragged-dot real reduce remainder replica-id reverse round-nearest-afz round-nearest-even
-    rsqrt scatter select shift-left shift-right-arithmetic shift-right-logical sign sine sqrt cbrt
-    reduce-window select-and-scatter sort subtract tan tanh transpose triangular-solve tuple while
-    topk acos acosh asin asinh atan atanh sinh cosh mulhi""".split())
+# CanInferShape, plus the newer elementwise opcodes): the table's `parser_infers`.  Others must be
+# written ("cannot infer shape").
+PARSER_CAN_INFER = opcodes_where(lambda o: o.parser_infers)
 
 
 def fill_omitted_shapes(module: ir.Module) -> Optional[tuple[ir.Instruction, str]]:

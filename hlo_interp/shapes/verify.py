@@ -24,7 +24,7 @@ from typing import Iterable, Optional
 
 from .. import ir
 from ..diagnostics import caret_excerpt, location_text
-from ..opcodes import COMMON_ATTRS, OPCODES, schema_for, split_async
+from ..opcodes import COMMON_ATTRS, OPCODES, opcodes_where, schema_for, split_async
 
 # --------------------------------------------------------------------------------------------------
 # Codes
@@ -444,27 +444,19 @@ def _operand_pattern(name: str) -> "re.Pattern[str]":
     return re.compile(r"(?<![\w.%-])%?" + re.escape(name) + r"(?![\w.-])")
 
 _CALLERS_WITH_COMPS = {"comp", "comps"}
-_ASYNC_PAIRS = {
-    "all-reduce-start": "all-reduce-done", "all-gather-start": "all-gather-done",
-    "collective-permute-start": "collective-permute-done", "copy-start": "copy-done",
-}
+_ASYNC_PAIRS = {n: o.async_done for n, o in OPCODES.items() if o.async_done}
 _DONE_OF = {v: k for k, v in _ASYNC_PAIRS.items()}
-_UNIFORM_GROUPS_EXEMPT = {"all-reduce", "all-reduce-start"}
+_UNIFORM_GROUPS_EXEMPT = opcodes_where(lambda o: not o.same_size_groups)
 # custom-call enumerations as XLA's parser takes them (any case; API_VERSION_UNSPECIFIED is refused)
 _CC_SCHEDULES = frozenset({"SCHEDULE_NONE", "SCHEDULE_LATEST", "SCHEDULE_EARLIEST"})
 _CC_API_VERSIONS = frozenset({"API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
                               "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"})
 # CheckReplicaGroups runs for these; the first five pass use_global_device_ids to the group mode
-_GROUP_CHECKED = frozenset({"all-reduce", "all-reduce-start", "all-gather", "all-gather-start", "reduce-scatter",
-                            "all-to-all", "ragged-all-to-all"})
-_GLOBAL_IDS_FLAG = frozenset({"all-reduce", "all-reduce-start", "all-gather", "all-gather-start", "reduce-scatter"})
+_GROUP_CHECKED = opcodes_where(lambda o: o.group_checked)
+_GLOBAL_IDS_FLAG = opcodes_where(lambda o: "use_global_device_ids" in o.attr_names)
 # Opcodes whose operands may mix floating-point types (data pass-through, tuples, contractions):
 # XLA's CheckMixedPrecisionOperands skips them.
-_MIXED_PRECISION_OK = set(
-    "call conditional constant convolution dot ragged-dot scaled-dot all-reduce all-reduce-start "
-    "all-reduce-done all-gather all-gather-start all-gather-done async-done async-update async-start "
-    "copy-done copy-start custom-call domain fusion get-tuple-element opt-barrier infeed outfeed parameter "
-    "recv recv-done reduce-precision reduce-window send send-done sort tuple while".split())
+_MIXED_PRECISION_OK = opcodes_where(lambda o: o.mixed_precision)
 
 
 def _float_types(shape, out: set) -> None:
