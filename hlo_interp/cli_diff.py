@@ -126,8 +126,10 @@ def command(a, b, ignore, fmt, unified, context, verbose, output, color, module_
             console = _console(color=color)
             if console.is_terminal and not console.no_color:
                 from rich.text import Text
+
+                from .diff_render import text_lines
                 t = Text()
-                for piece, style in result._text_lines(verbose):
+                for piece, style in text_lines(result, verbose):
                     t.append(piece, style=_STYLES.get(style, ""))
                 console.print(t, end="")
             else:

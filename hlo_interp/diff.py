@@ -31,10 +31,10 @@ instructions or the module header.
 `ignore` drops parts from both matching and comparison: metadata (and the stack-frame tables),
 backend_config, layouts (of shapes and of shape-valued attributes), names (renames are not listed;
 they never count as a difference).
+The result's text, JSON and unified renderings are diff_render.py's, its HTML page diff_html.py's.
 """
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -45,7 +45,6 @@ from .syntax import printer as P
 from .syntax.literals import format_literal
 
 IGNORABLE = ("metadata", "backend_config", "layouts", "names")
-SCHEMA = "hlo-diff/1"
 # Never part of the structural fingerprints used for matching (they churn between compilations);
 # still compared afterwards unless ignored.
 _UNSTRUCTURAL = frozenset({"metadata", "backend_config", "control-predecessors", "statistics", "origin"})
@@ -176,94 +175,17 @@ class DiffResult:
             },
         }
 
-    # ---- renderers
+    # ---- renderings (diff_render.py writes them; these are the result's API)
 
     def to_json(self) -> dict:
-        names = "names" not in self.ignore
-
-        def ins(i: ir.Instruction) -> dict:
-            return {"name": i.name, "opcode": i.opcode, "shape": _shape(i.shape, True),
-                    "text": _ins_text(i, self.ignore)}
-
-        comps = []
-        for c in self.computations:
-            entry = {"status": c.status, "a": c.a.name if c.a else None, "b": c.b.name if c.b else None,
-                     "matched_instructions": c.matched,
-                     "added": [ins(i) for i in c.added], "removed": [ins(i) for i in c.removed],
-                     "changed": [{"a": x.a.name, "b": x.b.name, "opcode": x.b.opcode,
-                                  "changes": [ch.to_json() for ch in x.changes]} for x in c.changed],
-                     "attribute_changes": [ch.to_json() for ch in c.attr_changes],
-                     "moved_out": [{"name": x.name, "opcode": x.opcode, "to_computation": comp, "to": y.name}
-                                   for x, y, comp in c.moved_out],
-                     "moved_in": [{"name": x.name, "opcode": x.opcode, "from_computation": comp,
-                                   "from": y.name} for x, y, comp in c.moved_in]}
-            if names:
-                entry["renamed"] = [{"a": x, "b": y} for x, y in c.renamed]
-            comps.append(entry)
-        return {"schema": SCHEMA, "same": self.same,
-                "a": {"file": self.a_name, "module": self.a.name},
-                "b": {"file": self.b_name, "module": self.b.name},
-                "ignore": sorted(self.ignore), "summary": self.summary(),
-                "module_changes": [ch.to_json() for ch in self.module_changes],
-                "computations": comps}
+        """The diff as JSON-ready data (schema "hlo-diff/1")."""
+        from .diff_render import to_json
+        return to_json(self)
 
     def to_text(self, *, verbose: bool = False) -> str:
         """A plain-text report: header, counts, then each computation that differs."""
-        return "".join(t for t, _ in self._text_lines(verbose))
-
-    def _text_lines(self, verbose: bool = False):
-        """(text, style) pieces; style names: head, add, remove, change, dim, same, diff."""
-        s = self.summary()
-        yield f"--- {self.a_name}  (module {self.a.name})\n", "remove"
-        yield f"+++ {self.b_name}  (module {self.b.name})\n", "add"
-        if self.ignore:
-            yield f"ignoring: {', '.join(sorted(self.ignore))}\n", "dim"
-        for key in ("computations", "instructions"):
-            c = s[key]
-            line = (f"{key}: {c['matched']} matched" +
-                    ("" if "names" in self.ignore else f" ({c['renamed']} renamed)") +
-                    f", {c['added']} added, {c['removed']} removed, {c['changed']} changed" +
-                    (f", {c['moved']} moved" if c.get("moved") else "") + "\n")
-            yield line, "head"
-        for ch in self.module_changes:
-            yield f"~ module {ch.text()}\n", "change"
-        for c in self.computations:
-            st = c.status
-            if st == "same" and not verbose:
-                continue
-            yield "\n", ""
-            if st == "added":
-                yield f"+ computation {c.title} ({len(c.b.instructions)} instructions)\n", "add"
-            elif st == "removed":
-                yield f"- computation {c.title} ({len(c.a.instructions)} instructions)\n", "remove"
-            else:
-                yield (f"{'~' if st == 'changed' else '='} computation {c.title}: {len(c.added)} added, "
-                       f"{len(c.removed)} removed, {len(c.changed)} changed" +
-                       (f", {len(c.moved_in)} moved in" if c.moved_in else "") +
-                       (f", {len(c.moved_out)} moved out" if c.moved_out else "") + "\n"), \
-                    ("change" if st == "changed" else "same")
-            for ch in c.attr_changes:
-                yield f"    ~ {ch.text()}\n", "change"
-            for line, style in self._instruction_lines(c):
-                yield f"    {line}\n", style
-        yield "\n", ""
-        yield ("same\n", "same") if self.same else ("different\n", "diff")
-
-    def _instruction_lines(self, c: ComputationDiff):
-        """(line, style) of one computation's instruction differences."""
-        for i in c.removed:
-            yield f"- {_ins_text(i, self.ignore)}", "remove"
-        for x, y, comp in c.moved_out:
-            yield f"< %{x.name} ({x.opcode}) moved to %{comp}" + ("" if y.name == x.name else f" as %{y.name}"), "dim"
-        for i in c.added:
-            yield f"+ {_ins_text(i, self.ignore)}", "add"
-        for x, y, comp in c.moved_in:
-            yield f"> %{x.name} ({x.opcode}) moved from %{comp}" + ("" if y.name == x.name else f" as %{y.name}"), "dim"
-        for x in c.changed:
-            name = f"%{x.a.name}" if x.a.name == x.b.name else f"%{x.a.name} -> %{x.b.name}"
-            yield f"~ {name} ({x.b.opcode})", "change"
-            for ch in x.changes:
-                yield f"    {ch.text()}", ""
+        from .diff_render import to_text
+        return to_text(self, verbose=verbose)
 
     def to_html(self, *, unified: bool = False, context: int = 3, engine: str = "auto") -> str:
         """One self-contained HTML page: both modules' graphs side by side, added/removed/changed
@@ -274,64 +196,14 @@ class DiffResult:
     def unified(self, context: int = 3) -> str:
         """A plain unified diff of the canonical texts (ignored parts left out).  B's matched
         computations and instructions are printed under A's names, so renumbering shows no lines."""
-        ta = _canonical_text(self.a, self.ignore, None)
-        tb = _canonical_text(self.b, self.ignore, self._b_names())
-        return "".join(difflib.unified_diff(ta.splitlines(True), tb.splitlines(True),
-                                            fromfile=self.a_name, tofile=self.b_name, n=context))
-
-    def _b_names(self):
-        comps: dict[str, str] = {}
-        instrs: dict[str, dict[str, str]] = {}
-        a_comp_names = {c.name for c in self.a.computations}
-        for c in self.computations:
-            if c.a is not None and c.b is not None:
-                comps[c.b.name] = c.a.name
-                m = {y: x for x, y in c.pairs}
-                used = {i.name for i in c.a.instructions}
-                for i in c.b.instructions:  # an unmatched B name that clashes with an A name
-                    if i.name not in m and i.name in used:
-                        m[i.name] = i.name + ".new"
-                instrs[c.b.name] = m
-            elif c.b is not None and c.b.name in a_comp_names:
-                comps[c.b.name] = c.b.name + ".new"
-        return P._Names(comps, instrs)
+        from .diff_render import unified
+        return unified(self, context)
 
 
 def _short(s: str | None, limit: int = 200) -> str:
     if s is None:
         return "(none)"
     return s if len(s) <= limit else s[:limit - 3] + "..."
-
-
-def _canonical_text(m: ir.Module, ignore: frozenset, names) -> str:
-    opts = P.PrintOptions(strip_metadata="metadata" in ignore,
-                          strip_backend_config="backend_config" in ignore)
-    out = [P._header_text(m), ""]
-    if m.stack_frames and not opts.strip_metadata:
-        out += [P._tables_text(m.stack_frames), "", ""]
-    for comp in m.computations:
-        out += [P.computation_text(comp, opts, names), ""]
-    text = "\n".join(out) + "\n"
-    if "layouts" in ignore:
-        text = _strip_layouts(text)
-    return text
-
-
-def _strip_layouts(text: str) -> str:
-    import re
-    return re.sub(r"((?:\b(?:pred|[suf]\d+|bf16|c64|c128|f8e\w+|f4e2m1fn|token)\[[^\]]*\]))"
-                  r"\{[^{}]*(?:\([^()]*\)[^{}]*)*\}", r"\1", text)
-
-
-def _ins_text(i: ir.Instruction, ignore: frozenset) -> str:
-    opts = P.PrintOptions(strip_metadata="metadata" in ignore,
-                          strip_backend_config="backend_config" in ignore)
-    t = P.instruction_text(i, opts)
-    return _strip_layouts(t) if "layouts" in ignore else t
-
-
-def _shape(shape, layouts: bool) -> str:
-    return "" if shape is None else P.shape_text(shape, layouts)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -446,8 +318,7 @@ class _Side:
             if kind == "shapes":
                 return "{" + ", ".join(P.shape_text(s, False) for s in val) + "}"
             if kind == "program_shape":
-                return ("(" + ", ".join(P.shape_text(s, False) for s in val.params) + ")->" +
-                        P.shape_text(val.result, False))
+                return _program_shape_without_layouts(val)
         return P.attr_value_text(kind, val)
 
     def local_sig(self, k: int, ins: ir.Instruction) -> tuple:
@@ -505,6 +376,10 @@ class _Side:
                                 if self.comps[k].attrs else ()))
 
 
+def _program_shape_without_layouts(ps) -> str:
+    return "(" + ", ".join(P.shape_text(s, False) for s in ps.params) + ")->" + P.shape_text(ps.result, False)
+
+
 def _literal_key(lit: ir.Literal):
     v = lit.value
     if v is None:
@@ -518,6 +393,12 @@ def _literal_key(lit: ir.Literal):
 # Matching inside one computation pair
 
 class _Matcher:
+    """Matches the instructions of computation `ka` of side A with those of computation `kb` of side
+    B.  Per side (suffix a / b), by instruction index: `i*` the instructions, `o*` their operands'
+    indices (-1: not in this computation), `u*` their users as (user, operand position), `l*` local
+    and `s*` subgraph fingerprints.  The result: `ab` / `ba` (index in A -> index in B and back);
+    `work` holds new pairs whose neighbours have not been looked at yet."""
+
     def __init__(self, A: _Side, ka: int, B: _Side, kb: int):
         self.A, self.B, self.ka, self.kb = A, B, ka, kb
         self.ia, self.ib = A.ins[ka], B.ins[kb]
@@ -713,17 +594,19 @@ class _Matcher:
         """Pair what is left, per opcode, in three stages (identical subgraphs, then identical
         nodes, in order; then best similarity score first); after the first stage that pairs
         anything, return True so that matches spread before further guessing."""
+        # A stage that pairs nothing leaves the unmatched instructions as they are: the three
+        # stages share one grouping.
+        by_op_a: dict[str, list[int]] = {}
+        for i, x in enumerate(self.ia):
+            if i not in self.ab:
+                by_op_a.setdefault(x.opcode, []).append(i)
+        if not by_op_a:
+            return False
+        by_op_b: dict[str, list[int]] = {}
+        for j, y in enumerate(self.ib):
+            if j not in self.ba and y.opcode in by_op_a:
+                by_op_b.setdefault(y.opcode, []).append(j)
         for stage in ("subgraph", "node", "score"):
-            by_op_a: dict[str, list[int]] = {}
-            for i, x in enumerate(self.ia):
-                if i not in self.ab:
-                    by_op_a.setdefault(x.opcode, []).append(i)
-            if not by_op_a:
-                return False
-            by_op_b: dict[str, list[int]] = {}
-            for j, y in enumerate(self.ib):
-                if j not in self.ba and y.opcode in by_op_a:
-                    by_op_b.setdefault(y.opcode, []).append(j)
             progress = False
             for op, xs in by_op_a.items():
                 ys = by_op_b.get(op)
@@ -854,13 +737,14 @@ def diff_modules(a: ir.Module, b: ir.Module, ignore: Iterable[str] | None = (), 
                 break
 
     # compare
+    mods = _Modules(A, B, comp_ab, ig)
     results: list[ComputationDiff] = []
     for x, ca in enumerate(A.comps):
         y = comp_ab.get(x)
         if y is None:
             results.append(ComputationDiff(ca, None, removed=list(ca.instructions)))
             continue
-        results.append(_compare_comp(A, x, B, y, matchers[x], comp_ab, ig))
+        results.append(_compare_comp(mods, matchers[x]))
     for y, cb in enumerate(B.comps):
         if y not in comp_ba:
             results.append(ComputationDiff(None, cb, added=list(cb.instructions)))
@@ -916,21 +800,31 @@ def _opcode_dice(x: ir.Computation, y: ir.Computation) -> float:
     return 2.0 * sum((cx & cy).values()) / total if total else 1.0
 
 
-def _compare_comp(A: _Side, x: int, B: _Side, y: int, mt: _Matcher, comp_ab: dict, ig) -> ComputationDiff:
-    ca, cb = A.comps[x], B.comps[y]
+@dataclass
+class _Modules:
+    """Both modules as matched so far: what comparing a matched pair needs besides the pair."""
+    a: _Side
+    b: _Side
+    comp_a_to_b: dict[int, int]  # matched computations, by index in a.comps -> index in b.comps
+    ignore: frozenset
+
+
+def _compare_comp(mods: _Modules, match: _Matcher) -> ComputationDiff:
+    """The differences of one matched computation pair (its instructions matched by `match`)."""
+    ca, cb = match.A.comps[match.ka], match.B.comps[match.kb]
     d = ComputationDiff(ca, cb)
-    ia, ib = mt.ia, mt.ib
-    for i, j in sorted(mt.ab.items()):
-        xa, xb = ia[i], ib[j]
-        d.pairs.append((xa.name, xb.name))
-        if xa.name != xb.name:
-            d.renamed.append((xa.name, xb.name))
-        changes = _compare_instr(A, x, i, B, y, j, mt, comp_ab, ig)
+    ia, ib = match.ia, match.ib
+    for i, j in sorted(match.ab.items()):
+        ins_a, ins_b = ia[i], ib[j]
+        d.pairs.append((ins_a.name, ins_b.name))
+        if ins_a.name != ins_b.name:
+            d.renamed.append((ins_a.name, ins_b.name))
+        changes = _compare_instr(mods, match, i, j)
         if changes:
-            d.changed.append(InstructionChange(xa, xb, changes))
-    d.matched = len(mt.ab)
-    d.removed = [ia[i] for i in range(len(ia)) if i not in mt.ab]
-    d.added = [ib[j] for j in range(len(ib)) if j not in mt.ba]
+            d.changed.append(InstructionChange(ins_a, ins_b, changes))
+    d.matched = len(match.ab)
+    d.removed = [ia[i] for i in range(len(ia)) if i not in match.ab]
+    d.added = [ib[j] for j in range(len(ib)) if j not in match.ba]
     keys = list(dict.fromkeys(list(ca.attrs) + list(cb.attrs)))
     for key in keys:
         va, vb = ca.attrs.get(key), cb.attrs.get(key)
@@ -942,47 +836,53 @@ def _compare_comp(A: _Side, x: int, B: _Side, y: int, mt: _Matcher, comp_ab: dic
     return d
 
 
-def _compare_instr(A: _Side, x: int, i: int, B: _Side, y: int, j: int, mt: _Matcher, comp_ab: dict,
-                   ig) -> list[Change]:
-    xa, xb = mt.ia[i], mt.ib[j]
+def _compare_instr(mods: _Modules, match: _Matcher, i: int, j: int) -> list[Change]:
+    """The differences of matched instructions i (of A's computation) and j (of B's): opcode, shape,
+    parameter number, root, operands (through the matching), literal, attributes (called
+    computations through the computation matching)."""
+    A, B = mods.a, mods.b
+    ins_a, ins_b = match.ia[i], match.ib[j]
     out: list[Change] = []
-    if xa.opcode != xb.opcode:
-        out.append(Change("opcode", None, xa.opcode, xb.opcode))
-    sa, sb = A.shape_text(xa.shape), B.shape_text(xb.shape)
+    if ins_a.opcode != ins_b.opcode:
+        out.append(Change("opcode", None, ins_a.opcode, ins_b.opcode))
+    sa, sb = A.shape_text(ins_a.shape), B.shape_text(ins_b.shape)
     if sa != sb:
         out.append(Change("shape", None, sa, sb))
-    if xa.parameter_number != xb.parameter_number:
-        out.append(Change("parameter", None, str(xa.parameter_number), str(xb.parameter_number)))
-    if xa.is_root != xb.is_root:
-        out.append(Change("root", None, "ROOT" if xa.is_root else "not root", "ROOT" if xb.is_root else "not root"))
+    if ins_a.parameter_number != ins_b.parameter_number:
+        out.append(Change("parameter", None, str(ins_a.parameter_number), str(ins_b.parameter_number)))
+    if ins_a.is_root != ins_b.is_root:
+        out.append(Change("root", None, "ROOT" if ins_a.is_root else "not root",
+                          "ROOT" if ins_b.is_root else "not root"))
     # operands, through the matching
-    oa, ob = mt.oa[i], mt.ob[j]
-    if len(oa) != len(ob) or any((mt.ab.get(p) != q) if p >= 0 and q >= 0 else (na != nb)
-                                 for p, q, na, nb in zip(oa, ob, xa.operands, xb.operands)):
-        out.append(Change("operands", None, "(" + ", ".join("%" + o for o in xa.operands) + ")",
-                          "(" + ", ".join("%" + o for o in xb.operands) + ")"))
-    if (xa.literal is not None or xb.literal is not None) and xa.literal != xb.literal:
-        out.append(Change("literal", None, _lit(xa.literal), _lit(xb.literal)))
+    oa, ob = match.oa[i], match.ob[j]
+    if len(oa) != len(ob) or any((match.ab.get(p) != q) if p >= 0 and q >= 0 else (na != nb)
+                                 for p, q, na, nb in zip(oa, ob, ins_a.operands, ins_b.operands)):
+        out.append(Change("operands", None, "(" + ", ".join("%" + o for o in ins_a.operands) + ")",
+                          "(" + ", ".join("%" + o for o in ins_b.operands) + ")"))
+    if (ins_a.literal is not None or ins_b.literal is not None) and ins_a.literal != ins_b.literal:
+        out.append(Change("literal", None, _lit(ins_a.literal), _lit(ins_b.literal)))
     # attributes
-    kinds = _kinds(xb.opcode)
-    keys = list(dict.fromkeys(list(xa.attrs) + list(xb.attrs)))
+    kinds = _kinds(ins_b.opcode)
+    ig = mods.ignore
+    keys = list(dict.fromkeys(list(ins_a.attrs) + list(ins_b.attrs)))
     for key in keys:
         if key == "metadata" and "metadata" in ig or key == "backend_config" and "backend_config" in ig:
             continue
-        has_a, has_b = key in xa.attrs, key in xb.attrs
-        kind = "generic" if key in xb.unknown_attrs or key in xa.unknown_attrs else kinds.get(key)
-        if has_a and has_b and kind not in ("comp", "comps", "names") and _equal(xa.attrs[key], xb.attrs[key]):
+        has_a, has_b = key in ins_a.attrs, key in ins_b.attrs
+        kind = "generic" if key in ins_b.unknown_attrs or key in ins_a.unknown_attrs else kinds.get(key)
+        if has_a and has_b and kind not in ("comp", "comps", "names") \
+                and _equal(ins_a.attrs[key], ins_b.attrs[key]):
             continue
-        if has_a and has_b and key == "backend_config" and _same_json(xa.attrs[key], xb.attrs[key]):
+        if has_a and has_b and key == "backend_config" and _same_json(ins_a.attrs[key], ins_b.attrs[key]):
             continue  # the same JSON object: key order and spacing are the printer's, not the compiler's
-        va = A.attr_value(xa, key, xa.attrs[key]) if has_a else None
-        vb = B.attr_value(xb, key, xb.attrs[key]) if has_b else None
+        va = A.attr_value(ins_a, key, ins_a.attrs[key]) if has_a else None
+        vb = B.attr_value(ins_b, key, ins_b.attrs[key]) if has_b else None
         if has_a and has_b and kind in ("comp", "comps"):
-            na = [xa.attrs[key]] if kind == "comp" else list(xa.attrs[key])
-            nb = [xb.attrs[key]] if kind == "comp" else list(xb.attrs[key])
+            na = [ins_a.attrs[key]] if kind == "comp" else list(ins_a.attrs[key])
+            nb = [ins_b.attrs[key]] if kind == "comp" else list(ins_b.attrs[key])
             pa = [A.comp_index.get(n) for n in na]
             pb = [B.comp_index.get(n) for n in nb]
-            mapped = [comp_ab.get(p) if p is not None else None for p in pa]
+            mapped = [mods.comp_a_to_b.get(p) if p is not None else None for p in pa]
             if mapped == pb and None not in pb:
                 # same computations: changed only if one of them differs
                 if any(A.comp_fp[p] != B.comp_fp[q] for p, q in zip(pa, pb)):
@@ -990,9 +890,9 @@ def _compare_instr(A: _Side, x: int, i: int, B: _Side, y: int, j: int, mt: _Matc
                 continue
             out.append(Change("calls", key, va, vb))
             continue
-        if has_a and has_b and kind == "names":
-            ma = [mt.ab.get(A.index[x].get(n, -1)) for n in xa.attrs[key]]
-            mb = [B.index[y].get(n) for n in xb.attrs[key]]
+        if has_a and has_b and kind == "names":  # instruction names (e.g. control-predecessors)
+            ma = [match.ab.get(A.index[match.ka].get(n, -1)) for n in ins_a.attrs[key]]
+            mb = [B.index[match.kb].get(n) for n in ins_b.attrs[key]]
             if sorted(map(str, ma)) != sorted(map(str, mb)):
                 out.append(Change("attribute", key, va, vb))
             continue
@@ -1043,8 +943,7 @@ def _module_changes(A: _Side, B: _Side, ig) -> list[Change]:
         v = m.attrs[key]
         kind = kinds.get(key, "generic")
         if kind == "program_shape" and "layouts" in ig:
-            return ("(" + ", ".join(P.shape_text(s, False) for s in v.params) + ")->" +
-                    P.shape_text(v.result, False))
+            return _program_shape_without_layouts(v)
         return P.attr_value_text(kind, v)
 
     for key in dict.fromkeys(list(a.attrs) + list(b.attrs)):
@@ -1060,7 +959,3 @@ def _tables_summary(m: ir.Module) -> str:
     t = m.stack_frames
     return (f"{len(t.file_names)} files, {len(t.function_names)} functions, "
             f"{len(t.file_locations)} locations, {len(t.stack_frames)} frames")
-
-
-def to_json_text(result: DiffResult) -> str:
-    return json.dumps(result.to_json(), indent=2) + "\n"

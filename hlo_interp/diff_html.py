@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 
 from . import ir
+from .diff_render import instruction_lines
 from .graph import build
 from .graph_view import _asset, _json, comp_model, lay_out, reachable, scripts, _Sources
 
@@ -205,7 +206,7 @@ def diff_to_html(result, *, unified: bool = False, context: int = 3, engine: str
                    f"<code>{_e(c.title)}</code></summary>")
         rows = [("ch", f"~ {ch.text()}", None) for ch in c.attr_changes]
         css = {"remove": "rm", "add": "ad", "change": "ch", "dim": "mv", "": ""}
-        for line, style in result._instruction_lines(c):
+        for line, style in instruction_lines(result, c):
             side, comp, name = None, None, None
             t = line.lstrip()
             if t.startswith("- ") and c.a is not None:
