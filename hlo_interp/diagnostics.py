@@ -97,6 +97,20 @@ def location_text(filename, line, column) -> str:
     return ":".join(parts)
 
 
+def format_bytes(n: float, unit: str = "B") -> str:
+    """A byte count for people: exact below 1 KiB (`512 B`, `12.5 B` for an average), else one
+    decimal in binary units (`320.0 MiB`, up to PiB).  `unit` names the bytes themselves (`B`, or
+    `bytes` in error messages)."""
+    if abs(n) < 1024:
+        return f"{int(n)} {unit}" if float(n).is_integer() else f"{float(n)} {unit}"
+    n = float(n)
+    for u in ("KiB", "MiB", "GiB", "TiB", "PiB"):
+        n /= 1024.0
+        if abs(n) < 1024 or u == "PiB":
+            break
+    return f"{n:.1f} {u}"
+
+
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 

@@ -128,8 +128,7 @@ def _observed(obs: Any, name: str) -> bool:
 
 
 def describe_shape(shape: ir.Shape) -> str:
-    from .syntax.printer import shape_text
-    return shape_text(shape, layouts=False)
+    return shape.text(layouts=False)
 
 
 def _fmt_bytes(n: float) -> str:

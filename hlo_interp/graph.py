@@ -332,8 +332,7 @@ def short_shape(shape, limit: int = 3) -> str:
         return "(" + ", ".join(parts) + ")"
     if isinstance(shape, ir.BufferShape):
         return f"b({short_shape(shape.element, limit)})"
-    from .syntax.printer import shape_text
-    return shape_text(shape, layouts=False)
+    return shape.text(layouts=False)
 
 
 _TRIVIAL = opcodes_where(lambda o: o.plumbing)

@@ -843,8 +843,7 @@ class _PeakLive:
 
 @_by_shape
 def _shape_text(shape) -> str:
-    from .syntax.printer import shape_text
-    return shape_text(shape)
+    return str(shape)
 
 
 def _value(name: str, shape, number: int | None = None) -> Value:

@@ -44,6 +44,9 @@ class Layout:
                       self.pointer_type, self.element_size_bits, self.memory_space,
                       self.split_configs, self.physical_shape, self.dynamic_prefix_bytes))
 
+    def __str__(self) -> str:
+        return layout_text(self)
+
 
 @dataclass(frozen=True)
 class ArrayShape:
@@ -68,12 +71,25 @@ class ArrayShape:
             n *= max(d, 0)
         return n
 
+    def text(self, layouts: bool = True) -> str:
+        """The shape as HLO text writes it: `f32[4,<=3]{1,0}`; `layouts=False` drops the layout
+        (XLA's ShapeUtil::HumanString)."""
+        return shape_text(self, layouts)
+
+    __str__ = text
+
 
 @dataclass(frozen=True)
 class TupleShape:
     elements: tuple["Shape", ...] = ()
 
     is_tuple = True
+
+    def text(self, layouts: bool = True) -> str:
+        """`(f32[4]{0}, s32[])`, with a `/*index=5*/` marker before every fifth element."""
+        return shape_text(self, layouts)
+
+    __str__ = text
 
 
 @dataclass(frozen=True)
@@ -83,8 +99,79 @@ class BufferShape:
 
     is_tuple = False
 
+    def text(self, layouts: bool = True) -> str:
+        return shape_text(self, layouts)
+
+    __str__ = text
+
 
 Shape = Union[ArrayShape, TupleShape, BufferShape]
+
+
+def _dims_text(shape: ArrayShape) -> str:
+    parts = []
+    dyn = shape.dynamic
+    for i, d in enumerate(shape.dims):
+        if d == UNBOUNDED and dyn and dyn[i]:
+            parts.append("?")
+        elif dyn and dyn[i]:
+            parts.append(f"<={d}")
+        else:
+            parts.append(str(d))
+    return ",".join(parts)
+
+
+def layout_text(lay: Layout) -> str:
+    """`{1,0:T(8,128)S(1)}`: a layout as HLO text writes it after a shape (`str(layout)`)."""
+    s = ",".join(str(d) for d in lay.minor_to_major)
+    extras = []
+    if lay.dim_level_types is not None:
+        extras.append(lay.dim_level_types)
+    if lay.tiles:
+        extras.append("T" + "".join(
+            "(" + ",".join("*" if d == TILE_COMBINE else str(d) for d in t) + ")" for t in lay.tiles))
+    if lay.tail_padding_alignment is not None:
+        extras.append(f"L({lay.tail_padding_alignment})")
+    if lay.index_type is not None:
+        extras.append(f"#({lay.index_type.name})")
+    if lay.pointer_type is not None:
+        extras.append(f"*({lay.pointer_type.name})")
+    if lay.element_size_bits is not None:
+        extras.append(f"E({lay.element_size_bits})")
+    if lay.memory_space is not None:
+        extras.append(f"S({lay.memory_space})")
+    if lay.split_configs:
+        extras.append("SC" + "".join(f"({d}:{','.join(str(i) for i in idx)})"
+                                     for d, idx in lay.split_configs))
+    if lay.physical_shape is not None:
+        extras.append(f"P({shape_text(lay.physical_shape)})")
+    if lay.dynamic_prefix_bytes is not None:
+        extras.append(f"M({lay.dynamic_prefix_bytes})")
+    if extras:
+        s += ":" + "".join(extras)
+    return "{" + s + "}"
+
+
+def shape_text(shape: Shape, layouts: bool = True) -> str:
+    """The one text form of a shape (also `str(shape)` and `shape.text(layouts)`): as XLA prints it,
+    with the layout unless `layouts=False` (then XLA's ShapeUtil::HumanString), and a `/*index=5*/`
+    marker before every fifth element of a tuple.  A layout is printed when the shape has dimensions
+    or the layout has more than its minor-to-major order."""
+    if isinstance(shape, TupleShape):
+        parts = []
+        for i, s in enumerate(shape.elements):
+            t = shape_text(s, layouts)
+            if i and i % 5 == 0:
+                t = f"/*index={i}*/" + t
+            parts.append(t)
+        return "(" + ", ".join(parts) + ")"
+    if isinstance(shape, BufferShape):
+        return f"b({shape_text(shape.element, layouts)})"
+    s = f"{shape.element_type.name}[{_dims_text(shape)}]"
+    lay = shape.layout
+    if layouts and lay is not None and (shape.dims or lay.has_extras):
+        s += layout_text(lay)
+    return s
 
 
 def default_layout(shape: ArrayShape) -> Layout:

@@ -178,11 +178,7 @@ def called(ins) -> tuple[str, ...]:
 
 
 def _shape_str(shape) -> str:
-    if shape is None:
-        return "?"
-    if shape.is_tuple:
-        return "(" + ", ".join(_shape_str(e) for e in shape.elements) + ")"
-    return f"{shape.element_type.name}[{','.join(str(d) for d in shape.dims)}]"
+    return "?" if shape is None else shape.text(layouts=False)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -68,8 +68,7 @@ def human(shape: Optional[Shape]) -> str:
     """XLA's ShapeUtil::HumanString: `f32[4,<=3]`, `(f32[], s32[2])` (no layouts)."""
     if shape is None:
         return "<unknown>"
-    from ..syntax.printer import shape_text
-    return shape_text(shape, layouts=False)
+    return shape.text(layouts=False)
 
 
 def array(et: PrimitiveType, dims: Sequence[int], dynamic: Optional[Sequence[bool]] = None) -> ir.ArrayShape:

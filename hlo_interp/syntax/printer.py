@@ -25,65 +25,10 @@ class PrintOptions:
 # --------------------------------------------------------------------------------------------------
 # Shapes and layouts
 
-def _dims_text(shape: ir.ArrayShape) -> str:
-    parts = []
-    dyn = shape.dynamic
-    for i, d in enumerate(shape.dims):
-        if d == ir.UNBOUNDED and dyn and dyn[i]:
-            parts.append("?")
-        elif dyn and dyn[i]:
-            parts.append(f"<={d}")
-        else:
-            parts.append(str(d))
-    return ",".join(parts)
-
-
-def layout_text(lay: ir.Layout) -> str:
-    s = ",".join(str(d) for d in lay.minor_to_major)
-    extras = []
-    if lay.dim_level_types is not None:
-        extras.append(lay.dim_level_types)
-    if lay.tiles:
-        extras.append("T" + "".join(
-            "(" + ",".join("*" if d == ir.TILE_COMBINE else str(d) for d in t) + ")" for t in lay.tiles))
-    if lay.tail_padding_alignment is not None:
-        extras.append(f"L({lay.tail_padding_alignment})")
-    if lay.index_type is not None:
-        extras.append(f"#({lay.index_type.name})")
-    if lay.pointer_type is not None:
-        extras.append(f"*({lay.pointer_type.name})")
-    if lay.element_size_bits is not None:
-        extras.append(f"E({lay.element_size_bits})")
-    if lay.memory_space is not None:
-        extras.append(f"S({lay.memory_space})")
-    if lay.split_configs:
-        extras.append("SC" + "".join(f"({d}:{','.join(str(i) for i in idx)})"
-                                     for d, idx in lay.split_configs))
-    if lay.physical_shape is not None:
-        extras.append(f"P({shape_text(lay.physical_shape)})")
-    if lay.dynamic_prefix_bytes is not None:
-        extras.append(f"M({lay.dynamic_prefix_bytes})")
-    if extras:
-        s += ":" + "".join(extras)
-    return "{" + s + "}"
-
-
-def shape_text(shape: ir.Shape, layouts: bool = True) -> str:
-    if isinstance(shape, ir.TupleShape):
-        parts = []
-        for i, s in enumerate(shape.elements):
-            t = shape_text(s, layouts)
-            if i and i % 5 == 0:
-                t = f"/*index={i}*/" + t
-            parts.append(t)
-        return "(" + ", ".join(parts) + ")"
-    if isinstance(shape, ir.BufferShape):
-        return f"b({shape_text(shape.element, layouts)})"
-    s = f"{shape.element_type.name}[{_dims_text(shape)}]"
-    lay = shape.layout
-    if layouts and lay is not None and (shape.dims or lay.has_extras):
-        s += layout_text(lay)
-    return s
+# The text form of shapes and layouts lives on the IR (`str(shape)`, `shape.text(layouts=False)`);
+# these names stay importable from here for the printer's callers.
+shape_text = ir.shape_text
+layout_text = ir.layout_text
 
 
 # --------------------------------------------------------------------------------------------------
