@@ -28,7 +28,7 @@ __version__ = "0.1.0"
 
 def parse(text: str, filename: str = "<string>") -> ir.Module:
     """Parse HLO text: a module (`HloModule ...`), headerless computations, or log-pasted text."""
-    from .syntax.parser import parse_module
+    from .frontend import parse_module
     try:
         return parse_module(text, filename)
     except HloError:
@@ -45,7 +45,7 @@ def _mlir_check(text: str, filename: str) -> None:
 
 def parse_all(text: str, filename: str = "<string>") -> list[ir.Module]:
     """Parse a text holding one or more modules separated by `// -----` lines."""
-    from .syntax.parser import parse_modules
+    from .frontend import parse_modules
     try:
         return parse_modules(text, filename)
     except HloError:
@@ -101,7 +101,7 @@ def run_spmd(module: Union[ir.Module, str], per_device_inputs, replicas: int = N
 def register_custom_call(name: str, fn) -> None:
     """Register a Python implementation of custom-call target `name` (fn=None removes it):
     fn(*arrays, backend_config=str|None, shape=ir.Shape) -> array, or a tuple for a tuple shape."""
-    from .ops.custom_call import register
+    from .ops.custom_calls import register
     register(name, fn)
 
 

@@ -1,8 +1,8 @@
 """The typed IR of an HLO module: shapes, layouts, literals, attribute values, instructions.
 
 Everything here is plain data.  Equality ignores source locations, so `parse(print(m)) == m` is a
-meaningful test.  Values of attributes are decoded per the opcode table (hlo_interp/opcodes.py); an
-attribute the table does not know is kept as its generic syntax tree (the `G*` classes below) and is
+meaningful test.  Values of attributes are decoded per the opcode table (hlo_interp/opcodes.py) by
+syntax/attributes.py; an attribute the table does not know is kept as its generic syntax tree (the `G*` classes below) and is
 printed back as written.
 """
 from __future__ import annotations

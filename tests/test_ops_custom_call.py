@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import hlo_interp
-import hlo_interp.ops.custom_call as cc
+import hlo_interp.ops.custom_calls as cc
 from hlo_interp import HloError
 
 DATA = Path(__file__).parent / "data" / "custom_call"
@@ -498,7 +498,7 @@ def test_geqp3_fixed_columns():
     qr, jp, tau = hlo_interp.run(text, a, np.array([[0, 1, 0, 1], [0, 0, 1, 0]], np.int32))
     assert jp[0, :2].tolist() == [2, 4] and jp[1, 0] == 3
     assert sorted(jp[0].tolist()) == [1, 2, 3, 4] and jp[0, 2] == 1 and jp[1, 1] == 1
-    from hlo_interp.ops.lapack import orgqr
+    from hlo_interp.ops.custom_calls.lapack import orgqr
     q = orgqr(qr, tau)
     r = np.triu(qr)[:, :4, :]
     np.testing.assert_allclose(q @ r, np.take_along_axis(a, (jp - 1)[:, None, :], -1), atol=1e-12)

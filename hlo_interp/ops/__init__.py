@@ -4,7 +4,7 @@ from . import registry  # noqa: F401
 
 _FAMILIES = ("elementwise", "movement", "reduce", "dot", "control", "window", "gather_scatter", "sort",
              "fft", "linalg", "rng", "batchnorm", "async_ops", "dynamic", "ragged", "collectives",
-             "custom_call", "io", "shuffle")
+             "custom_calls", "io", "shuffle")
 
 
 def load_all() -> None:

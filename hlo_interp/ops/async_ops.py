@@ -39,9 +39,8 @@ def _bundle_parts(ins):
     """The declared ((operands...), result, context...) shape of an async-start-like instruction."""
     s = ins.shape
     if not isinstance(s, ir.TupleShape) or len(s.elements) < 2:
-        from ..evaluator import describe_shape
         raise error_at(ins, f"'{ins.opcode}' must have the shape ((operands...), result, context...); "
-                            f"got {describe_shape(s) if s is not None else 'none'}")
+                            f"got {s.text(layouts=False) if s is not None else 'none'}")
     return s.elements[1], s.elements[2:]
 
 

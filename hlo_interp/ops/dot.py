@@ -17,6 +17,8 @@ How each type computes (XLA:CPU's behaviour):
   * integer operands with a float result: operands converted to the result's compute type first.
   * operand_precision and algorithm= are accepted and ignored: XLA:CPU computes f32 dots in f32 for
     every precision setting (DEFAULT/HIGH/HIGHEST are for TPU/GPU), so does this evaluator.
+
+scaled-dot (at the end): XLA's own lowering of it, each operand times its scale, then a dot.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ import functools
 import math
 from typing import Sequence
 
+import ml_dtypes
 import numpy as np
 
 from ..types import dtype_kind, from_dtype
@@ -170,4 +173,89 @@ def _k_dot(ins, ctx):
                                     f"rhs {list(rhs.shape)}")
         return dot_general(lhs, rhs, out_dtype, lhs_batch=lb, rhs_batch=rb,
                            lhs_contracting=lc, rhs_contracting=rc)
+    return run
+
+
+# --------------------------------------------------------------------------------------------------
+# scaled-dot
+
+def _scaled_target_type(t1, t2) -> np.dtype:
+    """XLA's GetTargetType (xla/backends/gpu/transforms/scaled_dot_rewriter.cc): both narrower than 16
+    bits -> bf16; equal -> that type; equal widths -> f32; else the wider one."""
+    b1, b2 = from_dtype(t1).bits, from_dtype(t2).bits
+    if b1 < 16 and b2 < 16:
+        return np.dtype(ml_dtypes.bfloat16)
+    if np.dtype(t1) == np.dtype(t2):
+        return np.dtype(t1)
+    if b1 == b2:
+        return np.dtype(np.float32)
+    return np.dtype(t1) if b1 > b2 else np.dtype(t2)
+
+
+def _convert(x, dt):
+    from .elementwise import convert
+    return convert(x, dt)
+
+
+def _dequantize(x, scale, side, err):
+    """operand * scale, both first converted to their target type; a non-scalar scale must divide
+    the operand's dimensions and each scale element covers a block of consecutive elements."""
+    t = _scaled_target_type(x.dtype, scale.dtype)
+    x, scale = _convert(x, t), _convert(scale, t)
+    if scale.ndim:
+        if scale.ndim != x.ndim or any(n % m for n, m in zip(x.shape, scale.shape)):
+            raise err(f"scaled-dot: the {side} scale {list(scale.shape)} does not divide the {side} "
+                      f"{list(x.shape)} dimension by dimension")
+        for ax, (n, m) in enumerate(zip(x.shape, scale.shape)):
+            if n != m:
+                scale = np.repeat(scale, n // m, axis=ax)
+    with np.errstate(all="ignore"):
+        wide = np.complex128 if t.kind == "c" else np.float64 if t.kind in "fV" or t.name == "bfloat16" else None
+        if wide is None:  # integers: the type's own (wrapping) product
+            return (x * scale).astype(t)
+        return (x.astype(wide) * scale.astype(wide)).astype(t)  # exact product, one rounding
+
+
+@kernel("scaled-dot")
+def _k_scaled_dot(ins, ctx):
+    """scaled-dot(lhs, rhs, lhs_scale, rhs_scale), dot dimension numbers: XLA's own lowering
+    (ScaledDotRewriter, xla/backends/gpu/transforms/scaled_dot_rewriter.cc: Dequantize(dot, 0, 2),
+    Dequantize(dot, 1, 3), UpscaleBoth, a dot in GetTargetType(operand type, result type), then a
+    convert to the result type): each operand times its scale (a scalar scale multiplies every
+    element; a block scale is repeated over operand_dim / scale_dim consecutive elements), in the
+    common type of operand and scale; both operands then converted to one type; the dot.  The NVFP4
+    form with global scales (6 operands) is refused.  (Older XLA ordered the operands lhs, lhs_scale,
+    rhs, rhs_scale and ignored scalar scales: this follows the current order, which hlo_interp's
+    shape rule checks.)"""
+    if len(ins.operands) != 4:
+        raise unsupported(ins, f"scaled-dot with {len(ins.operands)} operands (the global-scale form)")
+    a = ins.attrs
+    if a.get("sparsity") is not None:
+        raise unsupported(ins, "sparse scaled-dot")
+    lb, rb = tuple(a.get("lhs_batch_dims", ())), tuple(a.get("rhs_batch_dims", ()))
+    lc, rc = tuple(a.get("lhs_contracting_dims", ())), tuple(a.get("rhs_contracting_dims", ()))
+    sh = ins.shape
+    if sh is None or sh.is_tuple:
+        raise error_at(ins, "scaled-dot needs an array result shape")
+    out_dt = np.dtype(sh.element_type.dtype)
+
+    def err(msg):
+        return error_at(ins, msg)
+
+    def run(lhs, rhs, ls, rs):
+        x = _dequantize(np.asarray(lhs), np.asarray(ls), "lhs", err)
+        y = _dequantize(np.asarray(rhs), np.asarray(rs), "rhs", err)
+        t = _scaled_target_type(x.dtype, y.dtype)
+        x, y = _convert(x, t), _convert(y, t)
+        for name, v, dims in (("lhs", x, lb + lc), ("rhs", y, rb + rc)):
+            if len(set(dims)) != len(dims) or any(not 0 <= d < v.ndim for d in dims):
+                raise err(f"scaled-dot: {name} dimensions {list(dims)} are invalid for rank {v.ndim}")
+        if any(x.shape[i] != y.shape[j] for i, j in zip(lb + lc, rb + rc)):
+            raise err(f"scaled-dot: batch/contracting sizes differ: lhs {list(x.shape)}, rhs {list(y.shape)}")
+        dt = _scaled_target_type(t, out_dt)
+        r = dot_general(x, y, dt, lhs_batch=lb, rhs_batch=rb, lhs_contracting=lc, rhs_contracting=rc)
+        r = _convert(r, out_dt)
+        if tuple(r.shape) != tuple(sh.dims):
+            raise err(f"scaled-dot: result {list(r.shape)} does not match the instruction's {list(sh.dims)}")
+        return r
     return run

@@ -79,7 +79,9 @@ def int_range(et) -> tuple[int, int]:
     return 0, 1
 
 
-def parse_literal_body(body: str, offset: int, shape: ir.Shape, source: SourceText) -> ir.Literal:
+def parse_literal_body(body: str, offset: int, shape: ir.Shape, source: SourceText, parse_tree) -> ir.Literal:
+    """The literal of `shape` written as `body` (at `offset` in `source`).  Plain dense numeric bodies
+    are read here; others are parsed by `parse_tree(source, start, end)` (the parser's `literal` rule)."""
     if body.count("{") > 500 and re.search(r"\{{501}", body.replace(" ", "")):
         raise HloError.at(source, offset, "literal nested deeper than 500 levels")
     stripped = body.strip()
@@ -98,8 +100,7 @@ def parse_literal_body(body: str, offset: int, shape: ir.Shape, source: SourceTe
         fast = _fast_dense(body, offset, shape, source)
         if fast is not None:
             return fast
-    from .parser import _parse_literal_tree
-    tree = _parse_literal_tree(source, offset, offset + len(body))
+    tree = parse_tree(source, offset, offset + len(body))
     return _to_literal(tree, shape, source, offset)
 
 

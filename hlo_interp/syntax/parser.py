@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from .driver import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 from .lexer import Token
@@ -20,10 +20,16 @@ from .. import ir
 from ..diagnostics import HloError, SourceText
 from ..types import PRIMITIVE_TYPES
 from . import lexer as _lexer
-from ..opcodes import _InlineInstr
+from ..opcodes import schema_for
+from .attributes import (BadAliasEntry, InlineInstruction, alias_of_paren, decode_computation_attrs,
+                         decode_header_attrs, decode_instruction_attrs)
 from .literals import ELIDED, LitTuple, parse_literal_body
 
 MAX_NESTING = 500  # XLA's HloParserOptions max_recursion_depth
+
+# What fills in the result shapes a text omits: module -> None, or (instruction, message) for the
+# first one it cannot infer (shapes.infer.fill_omitted_shapes, passed in by hlo_interp.frontend).
+FillShapes = Callable[[ir.Module], Optional[tuple[ir.Instruction, str]]]
 
 
 if TYPE_CHECKING:
@@ -80,7 +86,7 @@ class _Nested:
         self.hoisted = hoisted
 
 
-class _InstrResult(_InlineInstr):
+class _InstrResult(InlineInstruction):
     __slots__ = ("ins", "hoisted")
 
     def __init__(self, ins, hoisted):
@@ -89,8 +95,9 @@ class _InstrResult(_InlineInstr):
 
 
 class _Ctx:
-    def __init__(self, source: SourceText):
+    def __init__(self, source: SourceText, fill_shapes: Optional[FillShapes] = None):
         self.source = source
+        self.fill_shapes = fill_shapes
         self.inline_computations: list[ir.Computation] = []
         self.anon_counts: dict[str, int] = {}
         self.last_operand_shapes = None
@@ -118,7 +125,6 @@ class _Ctx:
 def _name_inline_computations(inline: list[ir.Computation], named: list[ir.Computation]) -> None:
     """XLA names `to_apply={...}` computations `_`, `_.1`, `_.2`, ... (skipping names in use);
     rename ours so and update the instructions that call them."""
-    from ..opcodes import schema_for
     taken = {c.name for c in named}
     renames: dict[str, str] = {}
     n = 0
@@ -259,7 +265,6 @@ class _Builder:
         attrs = {}
         tables = ir.StackFrameTables()
         comps = []
-        from ..opcodes import decode_header_attrs
         raw_attrs = []
         for x in c[1:]:
             if isinstance(x, ir.Computation):
@@ -277,11 +282,12 @@ class _Builder:
         return self._finish_module(m)
 
     def _finish_module(self, m: ir.Module) -> ir.Module:
-        # [shape inference] Result shapes the text omits are inferred, as XLA's parser does.
+        # [shape inference] Result shapes the text omits are inferred, as XLA's parser does, by the
+        # shape rules the caller passes (the syntax knows no shape rules; hlo_interp.frontend does).
         comps = self.ctx.inline_computations + m.computations
-        if any(i.shape is None for c in comps for i in c.instructions):  # rare: spare the import and walk
-            from ..shapes.infer import fill_omitted_shapes
-            failed = fill_omitted_shapes(ir.Module(m.name, comps, m.attrs))
+        fill = self.ctx.fill_shapes
+        if fill is not None and any(i.shape is None for c in comps for i in c.instructions):  # rare
+            failed = fill(ir.Module(m.name, comps, m.attrs))
             if failed is not None:
                 raise self._err_at_loc(failed[0].loc, failed[1])
         if "entry_computation_layout" not in m.attrs and m.computations:
@@ -342,7 +348,6 @@ class _Builder:
         comp = ir.Computation(name=_strip(name_tok), instructions=instrs, is_entry=is_entry,
                               params=params, result_shape=result, loc=loc)
         if attrs_raw:
-            from ..opcodes import decode_computation_attrs
             comp.attrs = decode_computation_attrs(attrs_raw, self.ctx)
         self._check_instructions(comp)
         return comp
@@ -420,7 +425,7 @@ class _Builder:
         if opcode not in ("constant", "parameter") and self.ctx.last_operand_shapes is not None:
             ins.operand_shapes = self.ctx.last_operand_shapes
         self.ctx.last_operand_shapes = None
-        _decode_instruction_attrs()(ins, attrs, self.ctx)
+        decode_instruction_attrs(ins, attrs, self.ctx)
         if ins.attrs:
             _check_attr_forms(ins, self)
         return _InstrResult(ins, hoisted)
@@ -463,7 +468,7 @@ class _Builder:
             self.ctx.last_operand_shapes = None
             rhs = (shape, opcode, op_pos, _OPERAND_NAMES.findall(args), None, None, attrs, [])
         else:
-            literal = parse_literal_body(args, args_pos, shape, self.ctx.source)
+            literal = parse_literal_body(args, args_pos, shape, self.ctx.source, _parse_literal_tree)
             rhs = (shape, "constant", op_pos, [], literal, None, attrs, [])
         return self._make_instruction(name[1:] if name[0] == "%" else name, name_pos, is_root, rhs)
 
@@ -474,7 +479,7 @@ class _Builder:
         if shape is None:
             raise HloError.at(self.ctx.source, op_tok.start_pos,
                               "constant needs a result shape: e.g. f32[] constant(1)")
-        literal = parse_literal_body(body, body.start_pos, shape, self.ctx.source)
+        literal = parse_literal_body(body, body.start_pos, shape, self.ctx.source, _parse_literal_tree)
         return (shape, "constant", op_tok.start_pos, [], literal, None, c[i + 2:], [])
 
     def rhs_op(self, c):
@@ -705,7 +710,7 @@ class _Builder:
             idx = _int_tuple(c[0], self.ctx)
         except HloError as e:
             return BadAliasEntry(f"output index: {e.message}")
-        t = _alias_of_paren(c[1])
+        t = alias_of_paren(c[1])
         if t is None:
             return BadAliasEntry("expected an aliasing entry like {0}: (0, {}, may-alias)")
         return ir.GAliasEntry(idx, t.param_number, t.param_index, t.kind)
@@ -960,12 +965,6 @@ def _ints_braces(text: str) -> ir.GBraces:
     return ir.GBraces(vals, (True,) * (len(vals) - 1))
 
 
-@functools.lru_cache(maxsize=1)
-def _decode_instruction_attrs():
-    from ..opcodes import decode_instruction_attrs
-    return decode_instruction_attrs
-
-
 _KV_ITEM = re.compile(r'([A-Za-z_][\w.-]*)=(?:("(?:[^"\\\n]|\\.)*")|(-?[0-9]+))([ ,]?)')
 _FAST_SHAPES: dict[str, ir.ArrayShape] = {}
 _FAST_SHAPE_RE = re.compile(r"(\w+)\[([0-9,]*)\](?:\{([0-9,]*)\})?")
@@ -1003,23 +1002,6 @@ def _attr_triple(tok, value):
     return (name, pos, _gval(value))
 
 
-def _alias_of_paren(p) -> Optional[ir.GAliasEntry]:
-    """(param_number, {shape index}[, kind]) -> GAliasEntry, or None if it is not of that form."""
-    items = p.items if isinstance(p, ir.GParen) else ()
-    if not items or not isinstance(items[0], int) or isinstance(items[0], bool) or len(items) > 3:
-        return None
-    index: tuple[int, ...] = ()
-    kind = None
-    for x in items[1:]:
-        if isinstance(x, ir.GBraces) and all(isinstance(i, int) for i in x.items):
-            index = tuple(x.items)
-        elif isinstance(x, ir.GName):
-            kind = x.text
-        else:
-            return None
-    return ir.GAliasEntry(None, items[0], index, kind)
-
-
 def _gval(v):
     if isinstance(v, Token) and v.type == "NAME":
         return ir.GName(_strip(v))
@@ -1044,15 +1026,6 @@ def _insert_after(attrs: dict, key: str, value, before_keys) -> dict:
     if not placed:
         out[key] = value
     return out
-
-
-class BadAliasEntry:
-    """An aliasing entry `{..}: (...)` that does not parse as one; the attribute's decoder
-    (opcodes._d_alias) reports it at the attribute's position."""
-    __slots__ = ("message",)
-
-    def __init__(self, message: str):
-        self.message = message
 
 
 def _int_tuple(braces, ctx) -> tuple[int, ...]:
@@ -1165,27 +1138,30 @@ def strip_log_prefixes(text: str) -> str:
     return _GLOG_PREFIX.sub(lambda m: " " * len(m.group()), text)
 
 
-def parse_module(text: str, filename: str = "<string>") -> ir.Module:
-    """Parse HLO module text (with or without the `HloModule` header)."""
+def parse_module(text: str, filename: str = "<string>", fill_shapes: Optional[FillShapes] = None) -> ir.Module:
+    """Parse HLO module text (with or without the `HloModule` header).  Result shapes the text omits
+    are filled in by `fill_shapes` (module -> None, or (instruction, message) for one it cannot infer,
+    reported as a parse error there); without it they stay None.  hlo_interp.frontend passes the
+    shape rules."""
     text = strip_log_prefixes(text)
     source = SourceText(text, filename)
     try:
-        m = _parse(source, "hlo")
+        m = _parse(source, "hlo", fill_shapes=fill_shapes)
     except HloError:
-        _refuse_several_modules(text, filename, source)
+        _refuse_several_modules(text, filename, source, fill_shapes)
         raise
     m.filename = filename
     return m
 
 
-def _refuse_several_modules(text: str, filename: str, source: "SourceText") -> None:
+def _refuse_several_modules(text: str, filename: str, source: "SourceText", fill_shapes=None) -> None:
     """A text of several `// -----`-separated modules where one is expected: say so (at the first
     separator) instead of reporting the second module's header as a syntax error."""
     first = _SPLIT.search(text)
     if first is None:
         return
     try:
-        n = len(parse_modules(text, filename))
+        n = len(parse_modules(text, filename, fill_shapes))
     except HloError:
         return  # a real syntax error in one of them: report that
     if n > 1:
@@ -1200,14 +1176,16 @@ SPLIT_MARKER = "// -----"
 _SPLIT = re.compile(r"^// -----[ \t]*$", re.M)
 
 
-def parse_modules(text: str, filename: str = "<string>") -> list[ir.Module]:
+def parse_modules(text: str, filename: str = "<string>",
+                  fill_shapes: Optional[FillShapes] = None) -> list[ir.Module]:
     """Parse a text of one or more modules separated by `// -----` lines (hlo-opt
-    --split-input-file style).  Locations stay those of the whole text."""
+    --split-input-file style).  Locations stay those of the whole text.  `fill_shapes` as for
+    parse_module."""
     text = strip_log_prefixes(text)
     source = SourceText(text, filename)
     cuts = [m.start() for m in _SPLIT.finditer(text)]
     if not cuts:
-        m = _parse(source, "hlo")
+        m = _parse(source, "hlo", fill_shapes=fill_shapes)
         m.filename = filename
         return [m]
     bounds = []
@@ -1221,7 +1199,7 @@ def parse_modules(text: str, filename: str = "<string>") -> list[ir.Module]:
         chunk = re.sub(r"//[^\n]*|/\*.*?\*/", "", text[a:b], flags=re.S)
         if not chunk.strip():
             continue
-        m = _parse(source, "hlo", a, b)
+        m = _parse(source, "hlo", a, b, fill_shapes=fill_shapes)
         m.filename = filename
         modules.append(m)
     if not modules:
@@ -1283,8 +1261,9 @@ def parse_shape(text: str) -> ir.Shape:
 FAST_TOKENS = True
 
 
-def _parse(source: SourceText, start: str, begin: int = 0, end: int | None = None):
-    ctx = _Ctx(source)
+def _parse(source: SourceText, start: str, begin: int = 0, end: int | None = None,
+           fill_shapes: Optional[FillShapes] = None):
+    ctx = _Ctx(source, fill_shapes)
     _BUILDER.ctx = ctx
     if not source.text[begin:end].strip():
         raise HloError("empty input: expected an HloModule or a computation", filename=source.filename,
@@ -1300,7 +1279,7 @@ def _parse(source: SourceText, start: str, begin: int = 0, end: int | None = Non
             try:
                 return _run(source, start, begin, end, fast=True)
             except Exception:  # noqa: BLE001 - reported by the second run
-                ctx = _Ctx(source)
+                ctx = _Ctx(source, fill_shapes)
                 _BUILDER.ctx = ctx
         return _run(source, start, begin, end)
     except HloError:

@@ -61,14 +61,15 @@ character flags as integers (`{uplo = 76 : ui8}`: 'L').
           (left, right) as geev; cuhybrid_/hiphybrid_geqp3 as geqp3; cusparse_/hipsparse_gtsv2_ffi
           (dl, d, du, b) -> x as gtsv (NaN for a singular system).  (cuSOLVER's own results, e.g.
           gesvdj's Jacobi vectors, are not reproduced: these are LAPACK's.)
+  Qr      XLA's own target (QrExpander's input): (a) -> (packed QR, taus), as geqrf.
 Refused (an unsupported-feature error): gees with sort S (JAX never emits it), gesdd/gesvd mode O.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .custom_call import _shape_str, backend_config_dict, target
-from .registry import error_at, unsupported
+from ..registry import error_at, unsupported
+from .registry import backend_config_dict, shape_text, target
 
 _TYPES = {"s": "f32", "d": "f64", "c": "c64", "z": "c128"}
 _REAL = {"f32": "f32", "f64": "f64", "c64": "f32", "c128": "f64"}
@@ -82,10 +83,10 @@ def _check_matrix(ins, shape, what, square=False):
     name = ins.attrs.get("custom_call_target")
     if shape is None or shape.is_tuple or len(shape.dims) < 2 or (square and shape.dims[-1] != shape.dims[-2]):
         raise error_at(ins, f"custom-call {name}: {what} must be a (batch of) {'square ' if square else ''}"
-                            f"matrices, got {_shape_str(shape)}")
+                            f"matrices, got {shape_text(shape)}")
     want = _TYPES[name[len("lapack_")]]
     if shape.element_type.name != want:
-        raise error_at(ins, f"custom-call {name}: {what} must be {want}, got {_shape_str(shape)}")
+        raise error_at(ins, f"custom-call {name}: {what} must be {want}, got {shape_text(shape)}")
     return shape.element_type.dtype
 
 
@@ -105,7 +106,7 @@ def _result_shapes(ins, n):
     out = ins.shape
     if out is None or not out.is_tuple or len(out.elements) != n:
         raise error_at(ins, f"custom-call {ins.attrs.get('custom_call_target')}: the result must be a "
-                            f"{n}-tuple, got {_shape_str(out)}")
+                            f"{n}-tuple, got {shape_text(out)}")
     return out.elements
 
 
@@ -172,7 +173,7 @@ def _t_trsm(ins, ctx):
     da, db = tuple(sa.dims), tuple(sb.dims)
     if da[:-2] != db[:-2] or (db[-2] if left else db[-1]) != da[-1]:
         raise error_at(ins, f"custom-call {ins.attrs.get('custom_call_target')}: incompatible shapes "
-                            f"{_shape_str(sa)} and {_shape_str(sb)}")
+                            f"{shape_text(sa)} and {shape_text(sb)}")
 
     def run(a, b):
         return lapack_trsm(np.asarray(a, dt), np.asarray(b, dt), left, lower, trans, unit).astype(dt, copy=False)
@@ -350,10 +351,10 @@ def _t_orgqr(ins, ctx):
     dt = _check_matrix(ins, sa, "a")
     if st is None or st.is_tuple or tuple(st.dims[:-1]) != tuple(sa.dims[:-2]) or \
             not st.dims or st.dims[-1] > min(sa.dims[-2:]) or st.element_type != sa.element_type:
-        raise error_at(ins, f"custom-call {ins.attrs.get('custom_call_target')}: tau {_shape_str(st)} does "
-                            f"not fit a {_shape_str(sa)}")
+        raise error_at(ins, f"custom-call {ins.attrs.get('custom_call_target')}: tau {shape_text(st)} does "
+                            f"not fit a {shape_text(sa)}")
     if sa.dims[-1] > sa.dims[-2]:
-        raise error_at(ins, f"custom-call {ins.attrs.get('custom_call_target')}: a {_shape_str(sa)} has more "
+        raise error_at(ins, f"custom-call {ins.attrs.get('custom_call_target')}: a {shape_text(sa)} has more "
                             f"columns than rows")
 
     def run(a, tau):
@@ -719,7 +720,7 @@ def _t_gesdd(ins, ctx):
     else:  # cuSOLVER's Jacobi SVD: compute_uv / full_matrices bools
         if s is None or s.is_tuple or len(s.dims) < 2 or s.element_type.name not in _FLOATS:
             raise error_at(ins, f"custom-call {name}: the operand must be a (batch of) f32/f64/c64/c128 "
-                                f"matrices, got {_shape_str(s)}")
+                                f"matrices, got {shape_text(s)}")
         dt = s.element_type.dtype
         mode = ("A" if bool(cfg.get("full_matrices", True)) else "S") if bool(cfg.get("compute_uv", True)) \
             else "N"
@@ -733,8 +734,8 @@ def _t_gesdd(ins, ctx):
     if mode != "N":
         um, vn = (m, n) if mode == "A" else (k, k)
         if tuple(su.dims[-2:]) != (m, um) or tuple(svt.dims[-2:]) != ((n, vn) if v_not_vt else (vn, n)):
-            raise error_at(ins, f"custom-call {ins.attrs.get('custom_call_target')}: u {_shape_str(su)} / vt "
-                                f"{_shape_str(svt)} do not fit mode {mode!r} for {_shape_str(s)}")
+            raise error_at(ins, f"custom-call {ins.attrs.get('custom_call_target')}: u {shape_text(su)} / vt "
+                                f"{shape_text(svt)} do not fit mode {mode!r} for {shape_text(s)}")
 
     def run(a):
         a_out, sv, u, vt, info = gesdd(np.asarray(a, dt), mode, driver)
@@ -782,7 +783,7 @@ def _t_geev(ins, ctx):
     else:  # JAX's GPU "hybrid" eig: LAPACK's geev (or MAGMA's) on the host; flags left/right bools
         dt = _gpu_matrix(ins, s)
         if (np.dtype(dt).kind == "c") != name.endswith("_comp"):
-            raise error_at(ins, f"custom-call {name}: operand {_shape_str(s)} has the wrong element type")
+            raise error_at(ins, f"custom-call {name}: operand {shape_text(s)} has the wrong element type")
         left, right = bool(cfg.get("left", False)), bool(cfg.get("right", True))
     real = np.dtype(dt).kind == "f"
     outs = _result_shapes(ins, 5 if real else 4)
@@ -896,7 +897,7 @@ def _tridiagonal_operands(ins, ctx, check_matrix):
     for sh, w in ((sdl, "dl"), (sd, "d"), (sdu, "du")):
         if sh is None or sh.is_tuple or sh.element_type != sb.element_type or \
                 tuple(sh.dims) != tuple(sb.dims[:-1]):
-            raise error_at(ins, f"custom-call {name}: {w} {_shape_str(sh)} does not fit b {_shape_str(sb)}")
+            raise error_at(ins, f"custom-call {name}: {w} {shape_text(sh)} does not fit b {shape_text(sb)}")
     return dt
 
 
@@ -1130,7 +1131,7 @@ def _gpu_any_matrix(ins, shape, what="the operand", square=False):
     if shape is None or shape.is_tuple or len(shape.dims) < 2 or shape.element_type.name not in _FLOATS or \
             (square and shape.dims[-1] != shape.dims[-2]):
         raise error_at(ins, f"custom-call {name}: {what} must be a (batch of) {'square ' if square else ''}"
-                            f"f32/f64/c64/c128 matrices, got {_shape_str(shape)}")
+                            f"f32/f64/c64/c128 matrices, got {shape_text(shape)}")
     return shape.element_type.dtype
 
 
@@ -1168,7 +1169,7 @@ def _t_pivots_to_permutation(ins, ctx):
     out = ins.shape
     if s is None or s.is_tuple or not s.dims or out is None or out.is_tuple or not out.dims or \
             tuple(out.dims[:-1]) != tuple(s.dims[:-1]):
-        raise error_at(ins, f"custom-call {name}: pivots {_shape_str(s)} do not fit the result {_shape_str(out)}")
+        raise error_at(ins, f"custom-call {name}: pivots {shape_text(s)} do not fit the result {shape_text(out)}")
     size = out.dims[-1]
 
     def run(p):
@@ -1200,7 +1201,7 @@ def _t_gpu_orgqr(ins, ctx):
     dt = _gpu_any_matrix(ins, sa, "a")
     if st is None or st.is_tuple or tuple(st.dims[:-1]) != tuple(sa.dims[:-2]) or not st.dims or \
             st.dims[-1] > min(sa.dims[-2:]) or st.element_type != sa.element_type or sa.dims[-1] > sa.dims[-2]:
-        raise error_at(ins, f"custom-call {name}: tau {_shape_str(st)} does not fit a {_shape_str(sa)}")
+        raise error_at(ins, f"custom-call {name}: tau {shape_text(st)} does not fit a {shape_text(sa)}")
 
     def run(a, tau):
         return orgqr(np.asarray(a, dt), np.asarray(tau, dt)).astype(dt, copy=False)
@@ -1234,4 +1235,21 @@ def _t_gtsv2(ins, ctx):
     def run(dl, d, du, b):
         *_, x, info = gtsv(np.asarray(dl, dt), np.asarray(d, dt), np.asarray(du, dt), np.asarray(b, dt))
         return np.where((info != 0)[..., None, None], np.array(np.nan, dt), x).astype(dt, copy=False)
+    return run
+
+
+# --------------------------------------------------------------------------------------------------
+# XLA's Qr
+
+@target("Qr")
+def _t_qr(ins, ctx):
+    """XLA's Qr (QrExpander's input): (a [..., m, n], taus [..., min(m, n)]) with R above the diagonal
+    and the Householder vectors below it, LAPACK ?geqrf's packing (which XLA:CPU's values match to
+    rounding)."""
+    (s,) = ctx.operand_shapes(ins)
+    if s is None or s.is_tuple or s.rank < 2 or s.element_type.name not in ("f32", "f64", "c64", "c128"):
+        raise error_at(ins, "custom-call Qr takes one f32/f64/c64/c128 array of rank >= 2")
+
+    def run(a):
+        return lapack_geqrf(np.asarray(a))
     return run
