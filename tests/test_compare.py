@@ -28,7 +28,7 @@ from hlo_interp.ops import load_all
 from hlo_interp.ops.registry import KERNELS
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_golden import load_arrays  # noqa: E402
+from casedata import load_arrays  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "compare"

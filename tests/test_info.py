@@ -7,7 +7,7 @@ Expected values:
   XLA's ShapeUtil::ByteSizeOf / ArraySize;
 - FLOPs, transcendentals and bytes accessed: XLA:CPU's own HloCostAnalysis of the same module text,
   recorded with jax 0.10.2 (dev only) by
-      from jax._src.lib import _jax, hlo; from tools.xla_dev import cpu_backend
+      from jax._src.lib import _jax, hlo; from tools.oracle.runner import cpu_backend
       _jax.hlo_module_cost_analysis(cpu_backend(), hlo.hlo_module_from_text(text))
   on 2026-11-23; that run matched all 1432 corpus modules XLA accepts (1341 JAX dumps, 91
   handwritten), of which a cross-section of 55 is kept here.  XLA adds -1 (flops and bytes)

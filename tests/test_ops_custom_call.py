@@ -1,16 +1,14 @@
 """custom-call: the target registry, user targets, TopK, sharding annotations, the LAPACK targets and
 the cuDNN convolutions of XLA:GPU dumps.
 
-Expected values: XLA:CPU through JAX (tests/data/custom_call/*.npz, made by
+Expected values: XLA:CPU through JAX (tests/golden/custom_call/, made by
 tools/make_custom_call_vectors.py), before- and after-optimization HLO of real JAX programs; for the
 cuDNN targets, `before` is the GPU form and the expected values (and `after`) the same computation as
 plain JAX convolutions / their VJPs on XLA:CPU.
 """
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -20,23 +18,10 @@ import hlo_interp
 import hlo_interp.ops.custom_calls as cc
 from hlo_interp import HloError
 
-DATA = Path(__file__).parent / "data" / "custom_call"
-FILES = sorted(DATA.glob("*.npz"))
+from casedata import cases, params
 
-
-def _load(arr, name):
-    if arr.dtype.name == name:
-        return arr
-    return arr.view(np.dtype(getattr(ml_dtypes, name)))
-
-
-def _case(path):
-    z = np.load(path)
-    meta = json.loads(str(z["meta"]))
-    dts = meta["dtypes"]
-    args = [_load(z[f"arg{i}"], dts[f"arg{i}"]) for i in range(sum(k.startswith("arg") for k in z.files))]
-    outs = [_load(z[f"out{i}"], dts[f"out{i}"]) for i in range(sum(k.startswith("out") for k in z.files))]
-    return str(z["before"]), str(z["after"]), args, outs, meta
+CASES = cases("custom_call")
+SIGNS = [c for c in CASES if c.short.startswith("signs_")]
 
 
 def _close(got, want, compare, what=""):
@@ -201,22 +186,16 @@ def _check_schur(a, got, want, rt):
         np.testing.assert_allclose(_ct(z) @ z, _eye_like(z, z.shape[-1]), atol=rt * 10)
 
 
-@pytest.mark.parametrize("stage", ["after", "before"])
-@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
-def test_xla_vectors(path, stage):
-    before, after, args, want, meta = _case(path)
-    text = after if stage == "after" else before
-    got = hlo_interp.run(text, *args)
-    assert len(got) == len(want)
-    if meta.get("check"):
-        _check_determined(meta["check"], args, got, want, meta["compare"])
-        return
-    for i, (g, w) in enumerate(zip(got, want)):
-        _close(g, w, meta["compare"], f"out{i}")
+@pytest.mark.parametrize("case,stage", params([c for c in CASES if "check" in c.info]))
+def test_xla_vectors_determined(case, stage):
+    """Results LAPACK determines only up to signs/phases/orders: checked on what is determined (the other
+    XLA:CPU cases of this family are run by tests/test_golden.py)."""
+    got = hlo_interp.run(case.text(stage), *case.inputs)
+    assert len(got) == len(case.expected)
+    _check_determined(case.info["check"], case.inputs, got, case.expected, case.info["compare"])
 
 
 def test_vectors_present():
-    assert len(FILES) >= 100
     names = ("TopK", "potrf", "trsm", "getrf", "geqrf", "orgqr", "ungqr", "syevd", "heevd", "gesdd", "geev",
              "gehrd", "gtsv", "sytrd", "hetrd", "geqp3", "cusolver_potrf", "cusolver_syevd", "cusolver_getrf",
              "cu_lu_pivots_to_permutation", "cusolver_geqrf", "cusolver_orgqr", "cusolver_sytrd", "hipsolver_potrf",
@@ -225,10 +204,10 @@ def test_vectors_present():
              "cuhybrid_eig_comp", "hiphybrid_eig_real", "cuhybrid_geqp3", "hiphybrid_geqp3", "cusparse_gtsv2",
              "hipsparse_gtsv2", "gees", "__cudnn$convForward", "__cudnn$convBackwardInput",
              "__cudnn$convBackwardFilter", "__cudnn$convBiasActivationForward")
+    assert len(CASES) >= 100
     after_targets = set()
-    for p in FILES:
-        before, after, _, _, _ = _case(p)
-        text = before + after
+    for c in CASES:
+        text = c.text("before") + c.text("after")
         after_targets.update(t for t in names if f'custom_call_target="{t}' in text or
                              re.search(f'custom_call_target="lapack_[sdcz]{t}_ffi"', text))
     assert after_targets == set(names)
@@ -507,26 +486,24 @@ def test_geqp3_fixed_columns():
 # --------------------------------------------------------------------------------------------------
 # LAPACK: the vectors LAPACK alone decides (signs of singular vectors and eigenvectors, phases, Schur
 # vectors) are XLA's.  hlo_interp calls SciPy's LAPACK with jaxlib's arguments (jaxlib's kernels are
-# SciPy's LAPACK); NumPy's linalg, which computes f32 in f64, flipped some of these (tests/data/custom_call/
-# signs_*.npz: batches chosen so that it did).
+# SciPy's LAPACK); NumPy's linalg, which computes f32 in f64, flipped some of these (tests/golden/custom_call/
+# signs_*: batches chosen so that it did).
 
-SIGNS = sorted(DATA.glob("signs_*.npz"))
 # per case kind: (result index, axis along which a vector runs) of the results holding vectors
 _VECTORS = {"svd": [(0, -2), (2, -1)], "eigh": [(1, -2)], "eig": [(1, -2)], "gees": [(1, -2)]}
 
 
 def test_sign_vectors_present():
-    assert {p.stem.split("_")[1] for p in SIGNS} == set(_VECTORS)
-    assert any(p.stem.endswith("float32") for p in SIGNS)
+    assert {c.short.split("_")[1] for c in SIGNS} == set(_VECTORS)
+    assert any(c.short.endswith("float32") for c in SIGNS)
 
 
-@pytest.mark.parametrize("stage", ["after", "before"])
-@pytest.mark.parametrize("path", SIGNS, ids=[p.stem for p in SIGNS])
-def test_lapack_vector_signs_are_xlas(path, stage):
-    before, after, args, want, meta = _case(path)
-    got = hlo_interp.run(after if stage == "after" else before, *args)
+@pytest.mark.parametrize("case,stage", params(SIGNS))
+def test_lapack_vector_signs_are_xlas(case, stage):
+    want, meta = case.expected, case.info
+    got = hlo_interp.run(case.text(stage), *case.inputs)
     assert len(got) == len(want)
-    for idx, axis in _VECTORS[path.stem.split("_")[1]]:
+    for idx, axis in _VECTORS[case.short.split("_")[1]]:
         g, w = np.asarray(got[idx]).astype(np.complex128), want[idx].astype(np.complex128)
         # every vector points XLA's way: <w, g> = |w|^2 (a flipped sign would give -|w|^2, a phase e^it·|w|^2)
         dots = np.sum(np.conj(w) * g, axis=axis)

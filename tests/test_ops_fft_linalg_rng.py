@@ -4,7 +4,7 @@
   * known-answer vectors of Threefry-2x32-20 and Philox-4x32-10 (Random123's published KATs), the
     spec's worked examples (EX-27 fft shapes; the Cholesky example), and properties of the plain
     functions (ifft(fft(x)) = x, L·Lᴴ = a, op(a)·x = b);
-  * XLA:CPU cases in tests/data/fft_linalg_rng/*.npz (written by tools/make_fft_linalg_rng_vectors.py,
+  * XLA:CPU cases in tests/golden/fft_linalg_rng/ (written by tools/make_fft_linalg_rng_vectors.py,
     dev-only): hand-written HLO and real JAX programs, each run from its pre-optimization text AND from
     XLA:CPU's optimized text through hlo_interp.run and compared with XLA's outputs; the JAX linalg
     programs (`jaxtpu_*`: cholesky, triangular_solve, cho_solve, solve_triangular) are lowered for TPU,
@@ -22,10 +22,7 @@ Regenerate the data (dev-only, needs jax):  python3 tools/make_fft_linalg_rng_ve
 """
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
-import ml_dtypes
 import numpy as np
 import pytest
 
@@ -34,12 +31,10 @@ from hlo_interp.diagnostics import HloError
 from hlo_interp.ops import fft as fft_mod
 from hlo_interp.ops import linalg, rng
 
-DATA = Path(__file__).resolve().parent / "data" / "fft_linalg_rng"
-CASES = sorted(DATA.glob("*.npz"))
+from casedata import cases
+
 
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")  # no NumPy warning may leak
-_NATIVE = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
-           "float32", "float64", "complex64", "complex128"}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -208,85 +203,11 @@ def test_three_fry_state_too_long_is_an_error():
 
 
 # --------------------------------------------------------------------------------------------------
-# XLA:CPU cases
-
-def _dtype(name: str) -> np.dtype:
-    return np.dtype(name) if name in _NATIVE else np.dtype(getattr(ml_dtypes, name))
-
-
-def _load(path: Path):
-    with np.load(path) as z:
-        meta = json.loads(str(z["meta"]))
-        arrs = {}
-        for k, dn in meta["dtypes"].items():
-            a = z[k]
-            arrs[k] = a.view(_dtype(dn)) if dn not in _NATIVE else a
-        args = [arrs[f"arg{i}"] for i in range(sum(k.startswith("arg") for k in arrs))]
-        outs = [arrs[f"out{i}"] for i in range(sum(k.startswith("out") for k in arrs))]
-        return str(z["before"]), str(z["after"]), args, outs, meta
-
-
-def _mismatch(got: np.ndarray, want: np.ndarray, rule) -> str | None:
-    got = np.asarray(got)
-    if got.shape != want.shape:
-        return f"shape {got.shape}, expected {want.shape}"
-    if got.dtype != want.dtype:
-        return f"dtype {got.dtype}, expected {want.dtype}"
-    if want.dtype.kind in "biu" or (want.dtype.kind == "V" and "int" in want.dtype.name):
-        bad = got.astype(np.int64) != want.astype(np.int64) if want.dtype != np.uint64 else got != want
-    else:
-        g = got.astype(np.complex128 if want.dtype.kind == "c" else np.float64)
-        w = want.astype(g.dtype)
-        nan_g, nan_w = np.isnan(g), np.isnan(w)
-        inf_g = np.isinf(g) if g.dtype.kind == "f" else (np.isinf(g.real) | np.isinf(g.imag))
-        inf_w = np.isinf(w) if w.dtype.kind == "f" else (np.isinf(w.real) | np.isinf(w.imag))
-        bad = (nan_g != nan_w) | (inf_g != inf_w) | (inf_w & (g != w))
-        fin = ~(nan_w | inf_w | nan_g | inf_g)
-        with np.errstate(all="ignore"):
-            if rule == "exact":
-                if g.dtype.kind == "f":
-                    same = (g == w) & (np.signbit(g) == np.signbit(w))
-                else:
-                    same = g == w
-                bad |= fin & ~same
-            elif "scaled" in rule:
-                scale = np.max(np.abs(w[fin])) if fin.any() else 0.0
-                bad |= fin & (np.abs(g - w) > rule["scaled"] * max(scale, 1e-30))
-            else:
-                bad |= fin & (np.abs(g - w) > rule["atol"] + rule["rtol"] * np.abs(w))
-    bad = np.asarray(bad)
-    if not bad.any():
-        return None
-    ix = tuple(np.argwhere(bad)[0]) if bad.ndim else ()
-    return f"{int(bad.sum())} of {bad.size} differ, first at {list(ix)}: got {got[ix]!r}, want {want[ix]!r}"
-
-
-def _run_case(text: str, args, outs, rule, variant: str, name: str = ""):
-    got = hlo_interp.run(hlo_interp.parse(text), *args)
-    assert len(got) == len(outs), f"{len(got)} result leaves, XLA gives {len(outs)}"
-    if name.startswith("rbg_"):
-        # XLA's StableHLO round trip turns rng-bit-generator's signed/float results into unsigned ones
-        # (the optimized text declares u32 where the hand-written one says s32): same bits
-        got = [g.view(w.dtype) if g.dtype != w.dtype and g.dtype.itemsize == w.dtype.itemsize else g
-               for g, w in zip(got, outs)]
-    if name.startswith("rng_") and variant == "after" and rule == "exact":
-        # XLA:CPU contracts the fused `u * (b - a) + a` of its expansion into one FMA; the optimized
-        # text spells a multiply and an add, which the evaluator rounds separately: 1 ulp of the
-        # product apart
-        rule = {"rtol": 2.5e-7, "atol": 2.5e-7 * 4}  # one ulp of the largest |a|, |b| (here <= 3)
-    errors = [f"out{i}: {msg}" for i, (g, w) in enumerate(zip(got, outs)) if (msg := _mismatch(g, w, rule))]
-    assert not errors, "\n".join(errors)
-
-
-@pytest.mark.parametrize("variant", ["before", "after"])
-@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
-def test_xla_case(path, variant):
-    before, after, args, outs, meta = _load(path)
-    text = before if variant == "before" else after
-    rule = meta["compare"]
-    _run_case(text, args, outs, rule, variant, path.stem)
-
+# XLA:CPU cases: tests/golden/fft_linalg_rng/, run by tests/test_golden.py (the `rbg_*` cases compare
+# results by their bits, `same_bits_types`; `rng_*` cases compare their optimized text within one ulp of
+# the product, `compare_variants`: both explained in each case.json)
 
 def test_cases_present():
-    names = {p.stem.split("_")[0] for p in CASES}
-    assert {"rbg", "fft", "tsolve", "cholesky", "rng", "jax", "jaxtpu"} <= names and len(CASES) > 100
+    names = {c.short.split("_")[0] for c in cases("fft_linalg_rng")}
+    assert {"rbg", "fft", "tsolve", "cholesky", "rng", "jax", "jaxtpu"} <= names
+    assert len(cases("fft_linalg_rng")) > 100

@@ -1,6 +1,6 @@
 """gather and scatter (hlo_interp/ops/gather_scatter.py).
 
-  * XLA golden cases (tests/data/gather_scatter/, written by tools/make_gather_sort_vectors.py with
+  * XLA golden cases (tests/golden/gather_scatter/, run by tests/test_golden.py; written by tools/make_gather_sort_vectors.py with
     JAX/XLA:CPU, dev-only): JAX programs (x[i], .at[].add/max/min/multiply/set/apply, vmap'ed gathers
     and scatters with batching dims, segment_sum, the gradient of a gather) in every element type,
     pre- AND post-optimization HLO, plus hand-written modules (non-commutative and variadic update
@@ -10,7 +10,6 @@
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -25,65 +24,14 @@ import hlo_interp
 from hlo_interp.diagnostics import HloError
 from hlo_interp.ops import gather_scatter as gs
 
-DATA = ROOT / "tests" / "data" / "gather_scatter"
+from casedata import cases  # noqa: E402
+
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 
 
-def load_cases(data_dir: Path):
-    index = json.loads((data_dir / "cases.json").read_text())
-    arrays = np.load(data_dir / "arrays.npz")
-
-    def get(meta):
-        a = arrays[meta["key"]]
-        if "stored_as" in meta:
-            a = a.view(getattr(ml_dtypes, meta["dtype"]))
-        else:
-            a = a.astype(np.dtype(meta["dtype"]), copy=False)
-        return a.reshape(meta["shape"])
-
-    out = []
-    for c in index:
-        ins = [get(m) for m in c["inputs"]]
-        exp = [get(m) for m in c["outputs"]]
-        for which in ("before", "after"):
-            out.append(pytest.param(c["texts"][which], ins, exp, c.get("compare", "exact"),
-                                    id=f"{c['name']}-{which}"))
-    return out
-
-
-def assert_same(got, want, what="", compare="exact"):
-    got, want = np.asarray(got), np.asarray(want)
-    if compare != "exact" and want.dtype.kind in "fc":
-        assert got.dtype == want.dtype and got.shape == want.shape, (what, got.dtype, got.shape)
-        assert np.allclose(got, want, rtol=compare["rtol"], atol=compare["atol"], equal_nan=True), (what, got, want)
-        return
-    assert got.dtype == want.dtype, (what, got.dtype, want.dtype)
-    assert got.shape == want.shape, (what, got.shape, want.shape)
-    if want.dtype.kind == "c":
-        assert_same(got.real, want.real, what)
-        assert_same(got.imag, want.imag, what)
-        return
-    if want.dtype.kind in "biu" or want.dtype == np.bool_ or "int" in want.dtype.name:
-        assert np.array_equal(got, want), (what, got, want)
-        return
-    g = got.astype(np.float64)
-    w = want.astype(np.float64)
-    nan = np.isnan(w)
-    assert np.array_equal(np.isnan(g), nan), (what, got, want)
-    assert np.array_equal(g[~nan], w[~nan]), (what, got, want)
-    assert np.array_equal(np.signbit(g[~nan]), np.signbit(w[~nan])), (what, "zero signs", got, want)
-
-
-@pytest.mark.parametrize("text,inputs,expected,compare", load_cases(DATA))
-def test_xla_golden(text, inputs, expected, compare):
-    got = hlo_interp.run(text, *inputs)
-    assert len(got) == len(expected)
-    for k, (g, w) in enumerate(zip(got, expected)):
-        assert_same(g, w, f"out{k}", compare)
-
-
 def test_golden_coverage():
-    names = [c["name"] for c in json.loads((DATA / "cases.json").read_text())]
+    """The XLA:CPU cases (tests/golden/gather_scatter/, run by tests/test_golden.py) cover every scatter kind."""
+    names = [c.short for c in cases("gather_scatter")]
     assert len(names) >= 90
     for op in ("add", "max", "min", "mul", "set"):
         assert sum(n.startswith(f"scatter_{op}_") for n in names) >= 10, op

@@ -121,7 +121,7 @@ def test_tiled_bitcast_size_mismatch_is_located():
 # packed (E(n)) and sub-byte layouts, tail padding L(n): bitcast through the physical bytes.
 # Packing order: the first element in the low-order bits of its byte.  XLA:CPU confirms it:
 # `u8[4] bitcast-convert(s4[4,2]{1,0:E(4)})` of [[1,2],[3,4],[5,6],[7,-8]] gives [33, 67, 101, 135]
-# (0x21, 0x43, 0x65, 0x87), run with jax 0.10.2's XLA:CPU (tools/xla_dev.run_hlo) on 2026-11-23.
+# (0x21, 0x43, 0x65, 0x87), run with jax 0.10.2's XLA:CPU (tools/oracle/runner.run_hlo) on 2026-11-23.
 
 _S4 = np.array([1, 2, 3, 4, 5, 6, 7, -8], ml_dtypes.int4)
 _V35 = (np.arange(15) - 7).reshape(3, 5)  # -7..7: fits s4

@@ -1,6 +1,7 @@
 """batch-norm-training/-inference/-grad, async wrappers (async-start/-update/-done, `<op>-start/-done`
 sugar, copy-start/-done), get-/set-dimension-size, dynamic-reshape, ragged-dot: XLA:CPU-computed cases
-(tests/data/misc/, written by tools/make_misc_vectors.py) before and after optimization, plus worked
+(tests/golden/{batch_norm,ragged_dot,dynamic_shape,async}/, written by tools/make_misc_vectors.py
+and run by tests/test_golden.py) before and after optimization, plus worked
 examples and error cases."""
 from __future__ import annotations
 
@@ -12,36 +13,21 @@ import pytest
 
 import hlo_interp
 from hlo_interp.diagnostics import HloError
-from xla_cases import CaseData, check
+from casedata import cases
 
-_DATA = CaseData("misc")
-CASES = _DATA.cases
-load = _DATA.load
-
-
-PARAMS = [pytest.param(c, v, id=f"{c['id']}-{v}") for c in CASES for v in ("before", "after")]
-
-
-@pytest.mark.parametrize("case,variant", PARAMS)
-def test_xla_case(case, variant):
-    args = [load(f"{case['id']}/arg{k}", m) for k, m in enumerate(case["inputs"])]
-    outs = hlo_interp.run(case[variant], *args)
-    wants = [load(f"{case['id']}/out{k}", m) for k, m in enumerate(case["outputs"])]
-    assert len(outs) == len(wants)
-    for k, (g, w) in enumerate(zip(outs, wants)):
-        check(np.asarray(g), w, case["compare"], f"{case['id']}-{variant} out{k}")
+CASES = cases(("batch_norm", "ragged_dot", "dynamic_shape", "async"))  # run by tests/test_golden.py
 
 
 def test_cases_cover_the_ops():
-    before = "".join(c["before"] for c in CASES)
+    before = "".join(c.text("before") for c in CASES)
     for op in ("batch-norm-training(", "batch-norm-inference(", "batch-norm-grad(", "async-start(",
                "async-update(", "async-done(", "negate-start(", "add-done(", "copy-start(", "copy-done(",
                "get-dimension-size(", "set-dimension-size(", "dynamic-reshape(", "ragged-dot("):
         assert op in before, op
-    kinds = {c["id"].split("_")[2] for c in CASES if c["id"].startswith("bn_")}
+    kinds = {c.short.split("_")[2] for c in CASES if c.short.startswith("bn_")}
     assert {"f32", "f64", "f16", "bf16", "f8e4m3fn", "f8e5m2", "f8e4m3fnuz", "f8e3m4", "f8e4m3", "f8e8m0fnu",
             "f4e2m1fn", "f8e4m3b11fnuz", "f8e5m2fnuz"} <= kinds
-    assert sum(c["source"] == "jax.jit" for c in CASES) >= 9  # real JAX programs (ragged_dot)
+    assert sum(c.info["source"] == "jax.jit" for c in CASES) >= 9  # real JAX programs (ragged_dot)
     assert len(CASES) >= 130
 
 

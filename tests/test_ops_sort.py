@@ -1,6 +1,6 @@
 """sort and topk (hlo_interp/ops/sort.py).
 
-  * XLA golden cases (tests/data/sort/, written by tools/make_gather_sort_vectors.py with JAX/XLA:CPU,
+  * XLA golden cases (tests/golden/sort/, run by tests/test_golden.py; written by tools/make_gather_sort_vectors.py with JAX/XLA:CPU,
     dev-only): jnp.sort / argsort (ascending, descending, stable) / lax.top_k / multi-operand and
     two-key lax.sort / lexsort / median / unique in every element type with NaN, -NaN, ±0, ±inf,
     pre- AND post-optimization HLO (XLA:CPU's integer rewrite of the total-order comparator), plus
@@ -21,31 +21,29 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from test_ops_gather_scatter import assert_same, load_cases
 
 import hlo_interp
 from hlo_interp.diagnostics import HloError
 from hlo_interp.ops import sort as S
 
-DATA = ROOT / "tests" / "data" / "sort"
+from casedata import cases, params  # noqa: E402
+
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 
 
-CASES = load_cases(DATA)
+CASES = cases("sort")
 
 
-@pytest.mark.parametrize("text,inputs,expected,compare", CASES, ids=[p.id for p in CASES])
-def test_xla_golden(text, inputs, expected, compare, request):
-    got = hlo_interp.run(text, *inputs)
+@pytest.mark.parametrize("case,variant", params([c for c in CASES if c.info.get("check") == "unstable_sort"]))
+def test_xla_unstable_sort(case, variant):
+    """is_stable=false: XLA leaves the order of equal keys unspecified; we give the stable order.  Only the
+    keys' order is checked (the comparator's key here is abs()).  The other XLA:CPU cases of
+    tests/golden/sort/ are run by tests/test_golden.py."""
+    got = hlo_interp.run(case.text(variant), *case.inputs)
+    expected = case.expected
     assert len(got) == len(expected)
-    if "unstable" in request.node.name:
-        # is_stable=false: XLA leaves the order of equal keys unspecified; we give the stable order.
-        # Only the keys' order is checked (the comparator's key here is abs()).
-        assert np.array_equal(np.abs(got[0]), np.abs(expected[0]))
-        assert sorted(got[0].tolist()) == sorted(expected[0].tolist())
-        return
-    for k, (g, w) in enumerate(zip(got, expected)):
-        assert_same(g, w, f"out{k}", compare)
+    assert np.array_equal(np.abs(got[0]), np.abs(expected[0]))
+    assert sorted(got[0].tolist()) == sorted(expected[0].tolist())
 
 
 def test_total_order():
@@ -208,21 +206,20 @@ def test_xla_comparator_fast_equals_general():
 def test_every_golden_comparator_is_recognized():
     """The fast path covers every comparator JAX and XLA:CPU wrote in the golden cases (pre- and
     post-optimization), so none of them falls back to the merge sort."""
-    import json
 
     from hlo_interp.evaluator import EvalContext, _options
     from hlo_interp.ops import load_all
     load_all()
     seen = 0
-    for c in json.loads((DATA / "cases.json").read_text()):
+    for c in CASES:
         for which in ("before", "after"):
-            m = hlo_interp.parse(c["texts"][which])
+            m = hlo_interp.parse(c.text(which))
             ctx = EvalContext(m, _options())
             for comp in m.computations:
                 for ins in comp.instructions:
                     if ins.opcode != "sort":
                         continue
                     vc = S.VectorComputation(m.computation(ins.attrs["to_apply"]), ctx)
-                    assert S.recognize_comparator(vc, len(ins.operands)) is not None, (c["name"], which)
+                    assert S.recognize_comparator(vc, len(ins.operands)) is not None, (c.id, which)
                     seen += 1
     assert seen >= 100

@@ -1,4 +1,4 @@
-"""convolution, reduce-window, select-and-scatter: XLA:CPU-computed cases (tests/data/window/, written
+"""convolution, reduce-window, select-and-scatter: XLA:CPU-computed cases (tests/golden/window/, run by tests/test_golden.py; written
 by tools/make_window_vectors.py), before and after optimization, plus op-checklist worked examples,
 fast-path vs general-path agreement and error cases."""
 from __future__ import annotations
@@ -9,33 +9,18 @@ import pytest
 
 import hlo_interp
 from hlo_interp.diagnostics import HloError
-from xla_cases import CaseData, check
+from casedata import cases
 
-_DATA = CaseData("window")
-CASES = _DATA.cases
-load = _DATA.load
-
-
-PARAMS = [pytest.param(c, v, id=f"{c['id']}-{v}") for c in CASES for v in ("before", "after")]
-
-
-@pytest.mark.parametrize("case,variant", PARAMS)
-def test_xla_case(case, variant):
-    args = [load(f"{case['id']}/arg{k}", m) for k, m in enumerate(case["inputs"])]
-    outs = hlo_interp.run(case[variant], *args)
-    wants = [load(f"{case['id']}/out{k}", m) for k, m in enumerate(case["outputs"])]
-    assert len(outs) == len(wants)
-    for k, (g, w) in enumerate(zip(outs, wants)):
-        check(np.asarray(g), w, case["compare"], f"{case['id']}-{variant} out{k}")
+CASES = cases("window")  # run by tests/test_golden.py
 
 
 def test_cases_cover_the_ops():
-    text = "".join(c["before"] + c["after"] for c in CASES)
+    text = "".join(c.text("before") + c.text("after") for c in CASES)
     for op in ("convolution(", "reduce-window(", "select-and-scatter("):
         assert op in text
     assert len(CASES) >= 70
     # the optimized modules hold the ops too (not only fusions of something else)
-    after = "".join(c["after"] for c in CASES)
+    after = "".join(c.text("after") for c in CASES)
     assert "reduce-window(" in after and "convolution(" in after
 
 

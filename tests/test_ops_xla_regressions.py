@@ -1,25 +1,19 @@
 """Regression cases where hlo-run once differed from XLA:CPU, with XLA:CPU-computed expected values
-(tests/data/xla_regressions/, written by tools/make_xla_regression_vectors.py), plus the checks no data file holds."""
+(tests/golden/xla_regressions/, written by tools/make_xla_regression_vectors.py and run by
+tests/test_golden.py), plus the checks no data file holds."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 import hlo_interp
-from xla_cases import CaseData
+from casedata import cases
 
-_DATA = CaseData("xla_regressions")
-CASES = _DATA.cases
-load = _DATA.load
-
-
-@pytest.mark.parametrize("case", [pytest.param(c, id=f"item{c['item']}-{c['id']}") for c in CASES])
-def test_xla_case(case):
-    _DATA.run_and_check(case)
+CASES = cases("xla_regressions")  # run by tests/test_golden.py
 
 
 def test_cases_cover_the_items():
-    assert {8, 13, 19, 20, 22} <= {c["item"] for c in CASES}
+    assert {8, 13, 19, 20, 22} <= {c.info["item"] for c in CASES}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -91,17 +85,16 @@ def test_unrecognized_comparators_run_on_arrays():
     arrays (the vectorized merge sort), not one comparison at a time."""
     from hlo_interp.ops.sort import ComparatorSort
     for case in CASES:
-        if case["item"] != 24:
+        if case.info["item"] != 24:
             continue
-        m = hlo_interp.parse(case["text"])
+        m = hlo_interp.parse(case.text())
         calls = []
         import hlo_interp.ops.sort as sort_mod
         orig = sort_mod.ComparatorSort.scalar_order
         sort_mod.ComparatorSort.scalar_order = lambda self, flat: calls.append(1) or orig(self, flat)
         try:
-            args = [load(f"{case['id']}/arg{k}", mm) for k, mm in enumerate(case["inputs"])]
-            hlo_interp.run(m, *args)
+            hlo_interp.run(m, *case.inputs)
         finally:
             sort_mod.ComparatorSort.scalar_order = orig
-        assert not calls, case["id"]
+        assert not calls, case.id
     assert ComparatorSort is not None

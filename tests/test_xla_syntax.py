@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import hlo_interp
+from casedata import cases
 from hlo_interp import HloError
 
 
@@ -112,35 +113,15 @@ ENTRY t {
     assert len(b1.attrs["operand_layout_constraints"]) == 1
 
 
-# ---- XLA:CPU's values for these forms (tests/data/xla_syntax, tools/make_xla_syntax_vectors.py)
+# ---- XLA:CPU's values for these forms: tests/golden/xla_syntax (tools/make_xla_syntax_vectors.py), run bit
+# for bit by tests/test_golden.py
 
-_DATA = __import__("pathlib").Path(__file__).resolve().parent / "data" / "xla_syntax"
-_VECTORS = __import__("json").loads((_DATA / "cases.json").read_text())
-
-
-def _load(arrays, key, meta):
-    a = arrays[key]
-    if "stored_as" in meta:
-        import ml_dtypes
-        a = a.view(getattr(ml_dtypes, meta["dtype"])).reshape(meta["shape"])
-    return a
-
-
-@pytest.mark.parametrize("case", _VECTORS, ids=[c["id"] for c in _VECTORS])
-def test_xla_cpu_values(case):
-    arrays = np.load(_DATA / "arrays.npz")
-    args = [_load(arrays, f"{case['id']}/arg{k}", m) for k, m in enumerate(case["inputs"])]
-    want = [_load(arrays, f"{case['id']}/out{k}", m) for k, m in enumerate(case["outputs"])]
-    got = hlo_interp.run(hlo_interp.parse(case["text"]), *args)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert g.dtype == w.dtype and g.shape == w.shape
-        assert np.ascontiguousarray(g).tobytes() == np.ascontiguousarray(w).tobytes(), (g, w)  # bit for bit
+_VECTORS = cases("xla_syntax")
 
 
 def test_vectors_cover_the_items():
     assert len(_VECTORS) >= 10
-    assert sum(c["id"].startswith("scalar_for") for c in _VECTORS) >= 5
+    assert sum(c.short.startswith("scalar_for") for c in _VECTORS) >= 5
 
 
 # ---- items 15 and 17: collectives in a module whose header gives no replica_count/num_partitions

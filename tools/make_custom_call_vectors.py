@@ -1,13 +1,10 @@
 #!/usr/bin/env python3
-"""Regenerate tests/data/custom_call/: XLA:CPU-computed cases for the custom-call targets (dev-only:
+"""Regenerate tests/golden/custom_call/: XLA:CPU-computed cases for the custom-call targets (dev-only:
 needs JAX; made with jax/jaxlib 0.10.2).
 
-Each case is one file `tests/data/custom_call/<name>.npz` holding
-    before     jax.jit(f).lower(...).as_text(dialect="hlo"), or hand-written HLO text
-    after      XLA:CPU's optimized module text (where the LAPACK / TopK custom calls are)
-    argK       the entry parameters in order (ml_dtypes types stored as raw unsigned bits)
-    outK       XLA:CPU's result leaves, depth-first (same storage rule)
-    meta       JSON: {"dtypes": {key: dtype name}, "compare": ..., "check": ..., "note": ...}
+Each case is one case directory (tools/oracle/writer.py; tests/golden/README.md): `before.hlo`
+(jax.jit(f).lower(...).as_text(dialect="hlo"), or hand-written HLO text), `after.hlo` (XLA:CPU's optimized
+module, where the LAPACK / TopK custom calls are), inputs, XLA:CPU's outputs and case.json.
 `compare`: "exact" (bit for bit, NaN matches NaN) or {"rtol": r, "atol": a}.  `check` (optional) names
 what tests/test_ops_custom_call.py verifies instead of elementwise equality, for results LAPACK does
 not determine uniquely (e.g. "qr": Q·R = A and Qᴴ·Q = I, R = Rᵀ's triangle up to the signs of rows).
@@ -27,6 +24,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import argparse
 import json
 import re
+import sys
 import warnings
 from pathlib import Path
 
@@ -35,7 +33,7 @@ import numpy as np
 
 warnings.filterwarnings("ignore")
 REPO = Path(__file__).resolve().parent.parent
-OUT = REPO / "tests" / "data" / "custom_call"
+FAMILY = "custom_call"  # tests/golden/custom_call/
 NATIVE = {"float32", "float64", "complex64", "complex128", "int32", "int64", "uint32", "int8", "uint8",
           "int16", "uint16", "float16", "bool"}
 TOL32 = {"rtol": 1e-4, "atol": 1e-5}
@@ -45,58 +43,41 @@ import jax
 import jax.numpy as jnp
 
 jax.config.update("jax_enable_x64", True)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from oracle import runner  # noqa: E402
+from oracle.writer import GOLDEN, write_case  # noqa: E402
 
 
-def _store(arr):
-    arr = np.asarray(arr)
-    if arr.dtype.name in NATIVE:
-        return arr, arr.dtype.name
-    raw = arr.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[arr.dtype.itemsize])
-    return raw, arr.dtype.name
-
-
-def save(name, before, after, args, outs, compare, check=None, note=""):
-    data, dtypes = {}, {}
-    for i, a in enumerate(args):
-        data[f"arg{i}"], dtypes[f"arg{i}"] = _store(a)
-    for i, o in enumerate(outs):
-        data[f"out{i}"], dtypes[f"out{i}"] = _store(o)
-    meta = {"dtypes": dtypes, "compare": compare, "check": check, "note": note}
-    np.savez_compressed(OUT / f"{name}.npz", before=np.array(before), after=np.array(after),
-                        meta=np.array(json.dumps(meta)), **data)
+def save(name, before, after, args, outs, compare, check=None, note="", source="jax.jit"):
+    extra = {}
+    if note:
+        extra["note"] = note
+    if check:
+        extra["check"] = check  # what tests/test_ops_custom_call.py verifies instead of elementwise equality
+    write_case(FAMILY, name, {"before": before, "after": after}, args, outs, source=source, compare=compare,
+               extra=extra)
 
 
 def jax_case(name, fn, args, compare, check=None, note=""):
-    lowered = jax.jit(fn).lower(*args)
-    before = lowered.as_text(dialect="hlo")
-    compiled = lowered.compile()
-    after = compiled.as_text()
-    out = compiled(*args)
-    leaves = [np.asarray(v) for v in jax.tree_util.tree_leaves(out)]
+    before, after, leaves = runner.run_jax(fn, args, keep_unused=False)
     save(name, before, after, args, leaves, compare, check, note)
 
 
 def hlo_case(name, text, args, compare, check=None, note=""):
-    from jax._src import xla_bridge
-    from jax._src.lib import _jax, hlo, xla_client
-    be = xla_bridge.get_backend("cpu")
-    m = hlo.hlo_module_from_text(text)
-    mlir = _jax.mlir.hlo_to_stablehlo(m.as_serialized_hlo_module_proto())
-    devs = _jax.DeviceList(tuple(be.local_devices()[:1]))
-    exe = be.compile_and_load(mlir, devs, xla_client.CompileOptions())
-    res = exe.execute_sharded([jax.device_put(a, be.local_devices()[0]) for a in args])
-    leaves = [np.asarray(x[0]) for x in res.disassemble_into_single_device_arrays()]
-    after = exe.hlo_modules()[0].to_string()
-    save(name, text, after, args, leaves, compare, check, note)
+    after, leaves = runner.run_hlo(text, args)
+    save(name, text, after, args, leaves, compare, check, note, source="hand-written HLO")
 
 
 def gpu_case(name, fn, a, check, compare, many=False):
     args = list(a) if many else [a]
-    texts = [jax.jit(fn).trace(*args).lower(lowering_platforms=(p,)).as_text(dialect="hlo") for p in ("cuda", "rocm")]
-    out = jax.jit(fn)(*args)
-    leaves = [np.asarray(v) for v in jax.tree_util.tree_leaves(out)]
+    texts = [runner.lower_for_platform(fn, args, p) for p in ("cuda", "rocm")]
+    _, _, leaves = runner.run_jax(fn, args, keep_unused=False)
     save(name, texts[0], texts[1], args, leaves, compare, check,
-         "JAX lowered for CUDA (before) and ROCm (after), not optimized; expected: the same function on XLA:CPU")
+         "JAX lowered for CUDA (before) and ROCm (after), not optimized; expected: the same function on XLA:CPU",
+         source=GPU_SOURCE)
+
+
+GPU_SOURCE = "jax.jit lowered for CUDA (before) and ROCm (after); outputs: the same function on XLA:CPU"
 
 
 RNG = np.random.default_rng(5)
@@ -457,13 +438,12 @@ def cudnn_case(name, kind, labels, x_shape, size, stride, pads, rd, G, dt, cfg, 
     body = "\n  ".join(params)
     before = (f"HloModule {name}\n\nENTRY main {{\n  {body}\n  c = ({res}, u8[0]) custom-call({ops}), {attrs}, "
               f"custom_call_target=\"{target}\", backend_config={bc}\n  ROOT r = {res} get-tuple-element(c), index=0\n}}\n")
-    lowered = jax.jit(fn).lower(*args)
-    compiled = lowered.compile()
-    out = np.asarray(compiled(*args))
-    save(name, before, compiled.as_text(), args, [out], tol_ or (TOL64 if dt == "float64" else
-                                                                   {"rtol": 2e-2, "atol": 2e-2} if dt in ("float16", "bfloat16") else
-                                                                   {"rtol": 1e-4, "atol": 1e-4}),
-         note=f"{target}: expected = the equivalent JAX convolution on XLA:CPU")
+    _, after, outs = runner.run_jax(fn, args, keep_unused=False)
+    save(name, before, after, args, [np.asarray(outs[0])], tol_ or (TOL64 if dt == "float64" else
+                                                                    {"rtol": 2e-2, "atol": 2e-2} if dt in ("float16", "bfloat16") else
+                                                                    {"rtol": 1e-4, "atol": 1e-4}),
+         note=f"{target}: expected = the equivalent JAX convolution on XLA:CPU",
+         source="hand-written HLO (cuDNN form); outputs and after: the equivalent JAX convolution on XLA:CPU")
 
 
 def cudnn_cases():
@@ -570,7 +550,6 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default=None)
     opts = ap.parse_args()
-    OUT.mkdir(parents=True, exist_ok=True)
     n = 0
     import itertools
     for name, make in itertools.chain(cases(), cudnn_cases(), lapack_extra_cases(), lapack_sign_cases()):
@@ -578,7 +557,7 @@ def main():
             continue
         make()
         n += 1
-    print(f"{n} cases written to {OUT}")
+    print(f"{n} cases written to {GOLDEN / FAMILY}")
 
 
 if __name__ == "__main__":

@@ -1,23 +1,22 @@
 #!/usr/bin/env python3
-"""Regenerate tests/data/gather_scatter/ and tests/data/sort/: XLA:CPU's results for gather, scatter,
+"""Regenerate tests/golden/gather_scatter/ and tests/golden/sort/: XLA:CPU's results for gather, scatter,
 sort and topk (dev-only: needs jax/jaxlib; the tests only read the committed data).
 
 Each case is either a JAX program (its pre-optimization HLO `jax.jit(f).lower(...).as_text("hlo")` and
 XLA:CPU's post-optimization module `.compile().as_text()` are both stored, with XLA's outputs) or a
 hand-written HLO module (XLA's parser -> StableHLO -> PJRT CPU compile, as tools/make_golden.py does).
 
-Written per family: `cases.json` (per case: name, source, texts {"before", "after"}, compare ("exact":
-bit for bit, NaN matching NaN; or {"rtol", "atol"} for cases with transcendentals or dots), inputs/outputs
-metadata {key, dtype, shape, stored_as}) and `arrays.npz` (ml_dtypes types stored as raw bits in the unsigned
-type of the same width).
+Each case is one case directory (tools/oracle/writer.py, tests/golden/README.md); compare "exact" (bit for
+bit, NaN matching NaN) or {"rtol", "atol"} for cases with transcendentals or dots.
 
-    python3 tools/make_gather_sort_vectors.py [--only SUBSTRING]
+    python3 tools/make_gather_sort_vectors.py [--only REGEX]
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
+import re
+import sys
 from pathlib import Path
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -31,6 +30,9 @@ from jax import lax
 
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_traceback_in_locations_limit", 0)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from oracle import runner  # noqa: E402
+from oracle.writer import GOLDEN, write_case  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 NATIVE = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
@@ -44,40 +46,14 @@ def case(family, name, fn=None, args=(), hlo=None, compare="exact"):
     CASES[family].append((name, fn, [np.asarray(a) for a in args], hlo, compare))
 
 
-def _store(arr):
-    arr = np.asarray(arr)
-    meta = {"dtype": arr.dtype.name, "shape": list(arr.shape)}
-    if arr.dtype.name in NATIVE:
-        return arr, meta
-    raw = arr.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[arr.dtype.itemsize])
-    meta["stored_as"] = raw.dtype.name
-    return raw, meta
-
-
-_BE = None
-
-
 def run_hlo(text, args):
-    global _BE
-    from jax._src import xla_bridge
-    from jax._src.lib import _jax, hlo, xla_client
-    if _BE is None:
-        _BE = xla_bridge.get_backend("cpu")
-    m = hlo.hlo_module_from_text(text)
-    mlir = _jax.mlir.hlo_to_stablehlo(m.as_serialized_hlo_module_proto())
-    devs = _jax.DeviceList(tuple(_BE.local_devices()[:1]))
-    exe = _BE.compile_and_load(mlir, devs, xla_client.CompileOptions())
-    res = exe.execute_sharded([jax.device_put(a, _BE.local_devices()[0]) for a in args])
-    leaves = [np.asarray(x[0]) for x in res.disassemble_into_single_device_arrays()]
-    return {"before": text, "after": exe.hlo_modules()[0].to_string()}, leaves
+    after, leaves = runner.run_hlo(text, args)
+    return {"before": text, "after": after}, leaves
 
 
 def run_jax(fn, args):
-    lowered = jax.jit(fn).lower(*args)
-    before = lowered.as_text(dialect="hlo")
-    compiled = lowered.compile()
-    out = compiled(*args)
-    return {"before": before, "after": compiled.as_text()}, [np.asarray(v) for v in jax.tree_util.tree_leaves(out)]
+    before, after, leaves = runner.run_jax(fn, args, keep_unused=False)
+    return {"before": before, "after": after}, leaves
 
 
 # --------------------------------------------------------------------------------------------------
@@ -373,32 +349,22 @@ def main():
     sort_cases()
     more_sort_cases()
     for fam, cases in CASES.items():
-        out_dir = ROOT / "tests" / "data" / fam
-        out_dir.mkdir(parents=True, exist_ok=True)
-        index, arrays = [], {}
+        n = 0
         for name, fn, args, hlo, compare in cases:
-            if a.only and a.only not in name:
+            if a.only and not re.search(a.only, name):
                 continue
             try:
                 texts, outs = run_hlo(hlo, args) if hlo else run_jax(fn, args)
             except Exception as e:  # noqa: BLE001
                 print(f"SKIP {fam}/{name}: {type(e).__name__}: {str(e)[:200]}")
                 continue
-            entry = {"name": name, "source": "hand-written HLO" if hlo else "jax.jit", "texts": texts,
-                     "compare": compare, "inputs": [], "outputs": []}
-            for kind, vs in (("in", args), ("out", outs)):
-                for k, v in enumerate(vs):
-                    raw, meta = _store(v)
-                    key = f"{name}/{kind}{k}"
-                    arrays[key] = raw
-                    meta["key"] = key
-                    entry["inputs" if kind == "in" else "outputs"].append(meta)
-            index.append(entry)
+            # an unstable sort leaves the order of equal keys to the implementation: only the keys are checked
+            extra = {"check": "unstable_sort"} if "unstable" in name else {}
+            write_case(fam, name, texts, args, outs, source="hand-written HLO" if hlo else "jax.jit",
+                       compare=compare, extra=extra)
+            n += 1
             print(f"ok {fam}/{name}")
-        (out_dir / "cases.json").write_text(json.dumps(index, indent=1) + "\n")
-        np.savez_compressed(out_dir / "arrays.npz", **arrays)
-        print(f"{fam}: {len(index)} cases")
-
+        print(f"{fam}: {n} cases -> {GOLDEN / fam}")
 
 if __name__ == "__main__":
     main()

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerate tests/data/misc/: XLA:CPU's results for batch-norm-training/-inference/-grad, the async
+"""Regenerate tests/golden/{batch_norm,async,dynamic_shape,ragged_dot}/: XLA:CPU's results for batch-norm-training/-inference/-grad, the async
 wrappers (async-start/-update/-done, `<op>-start/-done` sugar, copy-start/-done), get-/set-dimension-size,
 dynamic-reshape and ragged-dot (dev-only: needs jax/jaxlib; the tests only read the committed files).
 
@@ -9,17 +9,15 @@ Two kinds of cases:
   * hand-written HLO (JAX emits no batch-norm op): parsed by XLA's parser, converted to StableHLO,
     compiled and run by the XLA:CPU client JAX uses; the text and XLA's optimized module are stored.
 
-Files: `cases.json` (per case: id, compare rule, texts, input/output metadata) and `arrays.npz`
-(`<id>/argK`, `<id>/outK`; bf16/f8/sub-byte types stored as raw bits in the unsigned type of the same
-width).
+Each case is one case directory (tools/oracle/writer.py; tests/golden/README.md).
 
-    python3 tools/make_misc_vectors.py [--only SUBSTRING]
+    python3 tools/make_misc_vectors.py [--only REGEX]
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -40,7 +38,6 @@ jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_traceback_in_locations_limit", 0)
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "tests" / "data" / "misc"
 F32 = {"rtol": 2e-5, "atol": 2e-5}
 F64 = {"rtol": 1e-12, "atol": 1e-12}
 HALF = {"rtol": 0, "atol": 0, "ulps": 1}
@@ -414,32 +411,40 @@ hcase("hragged_overfull_groups_f32", HRAGGED.format(
 
 # ---------------------------------------------------------------------------------------------- running
 
-from xla_dev import run_hlo, store  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from oracle import runner  # noqa: E402
+from oracle.writer import write_case  # noqa: E402
+
+
+def family(cid: str) -> str:
+    """The case's family (tests/golden/<family>/), by the opcode it is about."""
+    if cid.startswith("bn_"):
+        return "batch_norm"
+    if "ragged" in cid:
+        return "ragged_dot"
+    if cid.startswith(("set_dimension", "get_dimension", "dynamic_reshape")):
+        return "dynamic_shape"
+    return "async"  # async-start/-update/-done, copy-start/-done
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only")
     a = ap.parse_args()
-    OUT.mkdir(parents=True, exist_ok=True)
-    cases, arrays = [], {}
+    n = 0
     for c in CASES:
-        if a.only and a.only not in c["id"]:
+        if a.only and not re.search(a.only, c["id"]):
             continue
         args = [np.asarray(x) for x in c["args"]]
         try:
             if c["kind"] == "jax":
-                lowered = jax.jit(c["fn"]).lower(*args)
-                before = lowered.as_text(dialect="hlo")
-                compiled = lowered.compile()
-                after = compiled.as_text()
-                outs = [np.asarray(v) for v in jax.tree_util.tree_leaves(compiled(*args))]
+                before, after, outs = runner.run_jax(c["fn"], args, keep_unused=False)
             else:
                 before = c["text"]
                 if c.get("jref") is not None:  # XLA:CPU cannot run the op: JAX's equivalent program
-                    compiled = jax.jit(c["jref"]).lower(*args).compile()
-                    after = compiled.as_text()
-                    outs = [np.asarray(v) for v in jax.tree_util.tree_leaves(compiled(*args))]
+                    _, after, outs = runner.run_jax(c["jref"], args, keep_unused=False)
                 else:
-                    after, outs = run_hlo(c["ref"] or before, args)
+                    after, outs = runner.run_hlo(c["ref"] or before, args)
         except Exception as e:  # noqa: BLE001 - report and skip: XLA refused the case
             print(f"SKIP {c['id']}: {type(e).__name__}: {str(e).splitlines()[0][:300]}")
             continue
@@ -448,24 +453,11 @@ def main():
             src += "; XLA ran the equivalent text in 'ref', 'after' is its optimized module"
         if c.get("jref") is not None:
             src += "; XLA:CPU has no ragged-dot: outputs and 'after' from jax.lax.ragged_dot_general"
-        entry = {"id": c["id"], "source": src,
-                 "compare": c["compare"], "before": before, "after": after, "inputs": [], "outputs": []}
-        for k, x in enumerate(args):
-            raw, meta = store(x)
-            arrays[f"{c['id']}/arg{k}"] = raw
-            entry["inputs"].append(meta)
-        for k, x in enumerate(outs):
-            raw, meta = store(x)
-            arrays[f"{c['id']}/out{k}"] = raw
-            entry["outputs"].append(meta)
-        if c.get("ref"):
-            entry["ref"] = c["ref"]
-        cases.append(entry)
+        write_case(family(c["id"]), c["id"], {"before": before, "after": after}, args, outs, source=src,
+                   compare=c["compare"], extra={"ref": c["ref"]} if c.get("ref") else None)
+        n += 1
         print("ok", c["id"])
-    (OUT / "cases.json").write_text(json.dumps(cases, indent=1) + "\n")
-    np.savez_compressed(OUT / "arrays.npz", **arrays)
-    print(f"{len(cases)} cases -> {OUT}")
-
+    print(f"{n} cases written")
 
 if __name__ == "__main__":
     main()

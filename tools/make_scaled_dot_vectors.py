@@ -22,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import ml_dtypes
 import numpy as np
-from xla_dev import run_hlo, store
+from oracle.runner import run_hlo
+from oracle.writer import store
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "variants"
 RNG = np.random.default_rng(11)

@@ -1,24 +1,25 @@
 #!/usr/bin/env python3
-"""Regenerate tests/data/sweep/: the op x dtype sweep of issue 13 -- every opcode below over every element
+"""Regenerate tests/golden/sweep/: the op x dtype sweep -- every opcode below over every element
 type XLA:CPU accepts for it, on edge values (signed zeros, infinities, NaNs with payloads, subnormals,
 the type's extremes, integer minima and maxima, cancellation-prone complex values), with XLA:CPU's
 results as the expected values.
 
-Dev-only (needs jax/jaxlib); tests/test_ops_sweep.py only reads the committed files.  Each case is one
+Dev-only (needs jax/jaxlib); the tests only read the committed files.  Each case is one
 hand-written module `ENTRY e { p = T[n] parameter(0) ... ROOT r = op(...) }`, parsed by XLA's parser,
-converted to StableHLO, compiled and run by the XLA:CPU client JAX uses (tools/xla_dev.py).  A type
+converted to StableHLO, compiled and run by the XLA:CPU client JAX uses (tools/oracle/runner.py).  A type
 XLA:CPU refuses for an op is not a case (the summary lists the refusals).
 
-Files: `cases.json` (id, op, dtype, compare rule, text, input/output metadata), `arrays.npz`
-(`<id>/argK`, `<id>/outK`; bf16 stored as raw bits), and `refused.json` ((op, dtype) -> XLA's message).
+Each case is one case directory (tools/oracle/writer.py; tests/golden/README.md); `refused.json`
+beside them: (op, dtype) -> XLA's message.
 
-    python3 tools/make_sweep_vectors.py [--only SUBSTRING]
+    python3 tools/make_sweep_vectors.py [--only REGEX]
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -35,10 +36,12 @@ except ImportError:  # pragma: no cover
 
 jax.config.update("jax_enable_x64", True)
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from xla_dev import run_hlo, store  # noqa: E402
+from oracle.runner import run_hlo  # noqa: E402
+from oracle.writer import GOLDEN, write_case  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "tests" / "data" / "sweep"
+FAMILY = "sweep"
+OUT = GOLDEN / FAMILY
 rng = np.random.default_rng(2013)
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -120,6 +123,39 @@ APPROX = {"rsqrt", "cbrt", "exponential", "exponential-minus-one", "log", "log-p
 TOL = {"bf16": {"rtol": 8e-3, "atol": 1e-30}, "f16": {"rtol": 1e-3, "atol": 1e-7},
        "f32": {"rtol": 2e-6, "atol": 1e-30}, "f64": {"rtol": 1e-14, "atol": 1e-300},
        "c64": {"rtol": 2e-6, "atol": 1e-6}, "c128": {"rtol": 1e-14, "atol": 1e-14}}
+
+# case id -> why we differ from XLA:CPU there (each measured on the sweep; see the summary in
+# tests/golden/README.md): written into the case's case.json as `known`, which makes it a strict xfail
+_ORDER = ("XLA's HLO emitter has no ordering of complex numbers (EmitComplexBinaryOp: only EQ/NE); what "
+          "XLA:CPU returns through StableHLO is not one consistent order (LT/GT nearly lexicographic, "
+          "LE/GE nearly real parts only, NaN/inf cases neither): refused here")
+_NAN_SORT = ("a LT comparator with NaNs is not a strict weak order: where NaNs and -0/+0 end up is an "
+             "artifact of XLA:CPU's sort algorithm; we place NaNs as the total order does")
+_CPLX_EDGE = ("inf/NaN/subnormal parts of a complex {op}: XLA's formula (ElementalIrEmitter) differs from "
+              "NumPy's C99 handling on {n} of the 217 edge values; finite values agree within tolerance")
+_SUBNORMAL_IN = ("XLA:CPU's {op} reads a subnormal input unflushed (its own implementation works on the bits) "
+                 "while every other op sees it as zero (DAZ); we flush it like the rest")
+KNOWN: dict[str, str] = {
+    **{f"compare_{d}_{t}": _ORDER for d in ("LT", "LE", "GT", "GE") for t in ("c64", "c128")},
+    **{f"{op}_{t}": _ORDER for op in ("maximum", "minimum") for t in ("c64", "c128")},
+    **{f"atan2_{t}": "complex atan2 (XLA: -i log((x+iy)/sqrt(x^2+y^2)) through its complex sqrt/log/divide) "
+                     "is not implemented: refused here" for t in ("c64", "c128")},
+    **{f"sort_{t}": _NAN_SORT for t in ("bf16", "f16", "f32", "f64")},
+    **{f"{op}_{t}": _CPLX_EDGE.format(op=op, n="some")
+       for op in ("sqrt", "rsqrt", "exponential", "exponential-minus-one", "log", "log-plus-one", "logistic")
+       for t in ("c64", "c128")},
+    "cbrt_f32": "XLA:CPU's f32 cbrt returns -5.6e-16 for subnormal inputs (and 0); NumPy's gives +-0",
+    "cbrt_bf16": "XLA:CPU's cbrt (in f32) returns -5.6e-16 for subnormal inputs; NumPy's gives +-0",
+    "power_f32": _SUBNORMAL_IN.format(op="power"),
+    "power_f64": _SUBNORMAL_IN.format(op="power") + "; and 3 results 1 ulp off (libm pow vs NumPy's)",
+    "power_bf16": _SUBNORMAL_IN.format(op="power") + "; and pow(1, NaN) is NaN in XLA's bf16 power",
+    "power_c64": "x^100 of a c64 value: XLA's f32 steps and ours (f64-rounded parts) differ by 1.7e-6 relative",
+    "power_c128": "x^y of c128 edge values (inf/NaN/huge parts): XLA's cutoffs and libm differ from ours",
+    "dot_edges_f64": ("OpenBLAS's dgemm fuses multiply-adds: inf + max*(-3.5) stays inf (the exact product is "
+                      "finite), where XLA:CPU's dot rounds the product to -inf first and gives NaN"),
+}
+
+
 
 CASES = []
 
@@ -245,7 +281,7 @@ def main():
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
-    cases, arrays, refused = [], {}, {}
+    cases, refused = [], {}
     # XLA:CPU aborts the whole process on some (op, type) pairs: each case runs once in a worker process
     # that appends to a cache; a crash marks the case and the next worker resumes after it.
     import pickle
@@ -273,26 +309,18 @@ def main():
             if kind != "ok":
                 refused[cs["id"]] = val
                 continue
-            args = [np.asarray(x) for x in cs["args"]]
-            entry = {"id": cs["id"], "op": cs["op"], "dtype": cs["dtype"], "compare": cs["compare"],
-                     "text": cs["text"], "inputs": [], "outputs": []}
-            for k, x in enumerate(args):
-                raw, meta = store(x)
-                arrays[f"{cs['id']}/arg{k}"] = raw
-                entry["inputs"].append(meta)
-            for k, x in enumerate(val):
-                raw, meta = store(x)
-                arrays[f"{cs['id']}/out{k}"] = raw
-                entry["outputs"].append(meta)
-            cases.append(entry)
-        (OUT / "cases.json").write_text(json.dumps(cases, indent=0) + "\n")
+            extra = {"op": cs["op"], "dtype": cs["dtype"]}
+            if cs["id"] in KNOWN:
+                extra["known"] = {"before": KNOWN[cs["id"]]}
+            write_case(FAMILY, cs["id"], {"before": cs["text"]}, [np.asarray(x) for x in cs["args"]], val,
+                       source="hand-written HLO", compare=cs["compare"], extra=extra)
+            cases.append(cs["id"])
         (OUT / "refused.json").write_text(json.dumps(refused, indent=0, sort_keys=True) + "\n")
-        np.savez_compressed(OUT / "arrays.npz", **arrays)
         print(f"{len(cases)} cases, {len(refused)} (op, type) pairs XLA:CPU refuses -> {OUT}")
         return
     done = pickle.loads(cache.read_bytes()) if cache.exists() else {}
     for cs in CASES:
-        if a.only and a.only not in cs["id"]:
+        if a.only and not re.search(a.only, cs["id"]):
             continue
         if cs["id"] in done:
             continue

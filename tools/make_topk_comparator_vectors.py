@@ -27,7 +27,8 @@ import ml_dtypes
 import numpy as np
 
 jax.config.update("jax_enable_x64", True)
-from xla_dev import run_hlo, store
+from oracle.runner import run_hlo
+from oracle.writer import store
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "sort"
 RNG = np.random.default_rng(7)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerate tests/data/window/: XLA:CPU's results for convolution, reduce-window and
+"""Regenerate tests/golden/window/: XLA:CPU's results for convolution, reduce-window and
 select-and-scatter (dev-only: needs jax/jaxlib; the tests only read the committed files).
 
 Two kinds of cases:
@@ -9,17 +9,15 @@ Two kinds of cases:
     and scatter computations, ...): parsed by XLA's parser, converted to StableHLO, compiled and run
     by the same XLA:CPU client JAX uses; the text and XLA's optimized module are stored.
 
-Files: `cases.json` (per case: id, compare rule, texts, input/output metadata) and `arrays.npz`
-(`<id>/argK`, `<id>/outK`; bf16/f8/sub-byte types stored as raw bits in the unsigned type of the same
-width, as tests/golden does).
+Each case is one case directory (tools/oracle/writer.py; tests/golden/README.md).
 
-    python3 tools/make_window_vectors.py [--only SUBSTRING]
+    python3 tools/make_window_vectors.py [--only REGEX]
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -40,7 +38,7 @@ jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_traceback_in_locations_limit", 0)
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "tests" / "data" / "window"
+FAMILY = "window"  # tests/golden/window/
 F32 = {"rtol": 1e-5, "atol": 1e-5}
 F64 = {"rtol": 1e-12, "atol": 1e-12}
 rng = np.random.default_rng(5)
@@ -369,46 +367,34 @@ jcase("cnn_grad", lambda w1, w2, x: jax.grad(cnn_loss)((w1, w2), x),
 
 # ---------------------------------------------------------------------------------------------- running
 
-from xla_dev import run_hlo, store  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from oracle import runner  # noqa: E402
+from oracle.writer import write_case  # noqa: E402
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only")
     a = ap.parse_args()
-    OUT.mkdir(parents=True, exist_ok=True)
-    cases, arrays = [], {}
+    n = 0
     for c in CASES:
-        if a.only and a.only not in c["id"]:
+        if a.only and not re.search(a.only, c["id"]):
             continue
         args = [np.asarray(x) for x in c["args"]]
         try:
             if c["kind"] == "jax":
-                lowered = jax.jit(c["fn"]).lower(*args)
-                before = lowered.as_text(dialect="hlo")
-                compiled = lowered.compile()
-                after = compiled.as_text()
-                outs = [np.asarray(v) for v in jax.tree_util.tree_leaves(compiled(*args))]
+                before, after, outs = runner.run_jax(c["fn"], args, keep_unused=False)
             else:
                 before = c["text"]
-                after, outs = run_hlo(before, args)
+                after, outs = runner.run_hlo(before, args)
         except Exception as e:  # noqa: BLE001 - report and skip: XLA refused the case
             print(f"SKIP {c['id']}: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
             continue
-        entry = {"id": c["id"], "source": "jax.jit" if c["kind"] == "jax" else "hand-written HLO",
-                 "compare": c["compare"], "before": before, "after": after, "inputs": [], "outputs": []}
-        for k, x in enumerate(args):
-            raw, meta = store(x)
-            arrays[f"{c['id']}/arg{k}"] = raw
-            entry["inputs"].append(meta)
-        for k, x in enumerate(outs):
-            raw, meta = store(x)
-            arrays[f"{c['id']}/out{k}"] = raw
-            entry["outputs"].append(meta)
-        cases.append(entry)
+        write_case(FAMILY, c["id"], {"before": before, "after": after}, args, outs,
+                   source="jax.jit" if c["kind"] == "jax" else "hand-written HLO", compare=c["compare"])
+        n += 1
         print("ok", c["id"])
-    (OUT / "cases.json").write_text(json.dumps(cases, indent=1) + "\n")
-    np.savez_compressed(OUT / "arrays.npz", **arrays)
-    print(f"{len(cases)} cases -> {OUT}")
-
+    print(f"{n} cases written")
 
 if __name__ == "__main__":
     main()

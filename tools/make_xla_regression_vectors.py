@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerate tests/data/xla_regressions/: XLA:CPU's results for the regression cases where hlo-run
+"""Regenerate tests/golden/xla_regressions/: XLA:CPU's results for the regression cases where hlo-run
 once differed from XLA:CPU (c128 bitcast-convert, complex dots and FMA-contracted complex products,
 complex power/sine, f64 erf, FFT, non-tuple scan, pred dots, rounding max reducers, complex division with
 inf/NaN parts, scalar bitcasts, 1-tuple reduces, zero-element iotas, dynamic sizes, custom-calls, ...).
@@ -9,16 +9,15 @@ Each case is hand-written HLO, parsed by XLA's parser, converted to StableHLO, c
 XLA:CPU client JAX uses. `ref`: an equivalent text XLA:CPU can run when it cannot run the case itself
 (XLA:CPU's layout assignment refuses a scalar `bitcast` at the entry); XLA's outputs are then `ref`'s.
 
-Files: `cases.json` (id, item, compare rule, text, ref, input/output metadata) and `arrays.npz`
-(`<id>/argK`, `<id>/outK`; bf16 & co. stored as raw bits, see tools/xla_dev.py).
+Each case is one case directory (tools/oracle/writer.py; tests/golden/README.md).
 
-    python3 tools/make_xla_regression_vectors.py [--only SUBSTRING]
+    python3 tools/make_xla_regression_vectors.py [--only REGEX]
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -34,10 +33,11 @@ except ImportError:  # pragma: no cover
 
 jax.config.update("jax_enable_x64", True)
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from xla_dev import run_hlo, store  # noqa: E402
+from oracle.runner import run_hlo  # noqa: E402
+from oracle.writer import write_case  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "tests" / "data" / "xla_regressions"
+FAMILY = "xla_regressions"  # tests/golden/xla_regressions/
 rng = np.random.default_rng(13)
 CASES = []
 
@@ -340,35 +340,24 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only")
     a = ap.parse_args()
-    OUT.mkdir(parents=True, exist_ok=True)
-    cases, arrays = [], {}
+    n = 0
     for cs in CASES:
-        if a.only and a.only not in cs["id"]:
+        if a.only and not re.search(a.only, cs["id"]):
             continue
         args = [np.asarray(x) for x in cs["args"]]
         try:
-            after, outs = run_hlo(cs["ref"] or cs["text"], args)
+            _, outs = run_hlo(cs["ref"] or cs["text"], args)
         except Exception as e:  # noqa: BLE001 - report: XLA refused the case
             print(f"SKIP {cs['id']}: {type(e).__name__}: {str(e).splitlines()[0][:300]}")
             continue
-        entry = {"id": cs["id"], "item": cs["item"], "compare": cs["compare"], "text": cs["text"],
-                 "inputs": [], "outputs": []}
+        extra = {"item": cs["item"]}
         if cs["ref"]:
-            entry["ref"] = cs["ref"]
-        for k, x in enumerate(args):
-            raw, meta = store(x)
-            arrays[f"{cs['id']}/arg{k}"] = raw
-            entry["inputs"].append(meta)
-        for k, x in enumerate(outs):
-            raw, meta = store(x)
-            arrays[f"{cs['id']}/out{k}"] = raw
-            entry["outputs"].append(meta)
-        cases.append(entry)
+            extra["ref"] = cs["ref"]
+        write_case(FAMILY, cs["id"], {"before": cs["text"]}, args, outs, source="hand-written HLO",
+                   compare=cs["compare"], extra=extra)
+        n += 1
         print("ok", cs["id"])
-    (OUT / "cases.json").write_text(json.dumps(cases, indent=1) + "\n")
-    np.savez_compressed(OUT / "arrays.npz", **arrays)
-    print(f"{len(cases)} cases -> {OUT}")
-
+    print(f"{n} cases written")
 
 if __name__ == "__main__":
     main()

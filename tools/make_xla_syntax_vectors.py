@@ -1,19 +1,20 @@
 #!/usr/bin/env python3
-"""Regenerate tests/data/xla_syntax/: XLA:CPU's results for the texts of XLA's test suite that our parser
+"""Regenerate tests/golden/xla_syntax/: XLA:CPU's results for the texts of XLA's test suite that our parser
 used to refuse or misread (issue 13, items 1-3 and 23), found by tools/xla_testsuite.py.
 
 Dev-only (needs jax/jaxlib); tests/test_xla_syntax.py only reads the committed files.  Each case is a
 minimal hand-written text of one form seen in XLA's tests (the source is named), parsed by XLA's parser,
-converted to StableHLO, compiled and run by the XLA:CPU client JAX uses (tools/xla_dev.py).
+converted to StableHLO, compiled and run by the XLA:CPU client JAX uses (tools/oracle/runner.py).
 
-Files: `cases.json` (id, source, text, input/output metadata) and `arrays.npz` (`<id>/argK`, `<id>/outK`).
+Each case is one case directory (tools/oracle/writer.py; tests/golden/README.md).
 
     python3 tools/make_xla_syntax_vectors.py
 """
 from __future__ import annotations
 
-import json
+import argparse
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -24,10 +25,11 @@ import ml_dtypes  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from xla_dev import run_hlo, store  # noqa: E402
+from oracle.runner import run_hlo  # noqa: E402
+from oracle.writer import write_case  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "tests" / "data" / "xla_syntax"
+FAMILY = "xla_syntax"  # tests/golden/xla_syntax/
 
 R = np.random.default_rng(13)
 
@@ -71,25 +73,17 @@ CASES = [
 
 
 def main() -> int:
-    OUT.mkdir(parents=True, exist_ok=True)
-    arrays, meta = {}, []
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", help="regex on case ids")
+    a = ap.parse_args()
     for cid, source, text, args in CASES:
+        if a.only and not re.search(a.only, cid):
+            continue
         _, leaves = run_hlo(text, args)
-        ins, outs = [], []
-        for k, a in enumerate(args):
-            raw, m = store(a)
-            arrays[f"{cid}/arg{k}"] = raw
-            ins.append(m)
-        for k, a in enumerate(leaves):
-            raw, m = store(a)
-            arrays[f"{cid}/out{k}"] = raw
-            outs.append(m)
-        meta.append({"id": cid, "source": source, "text": text, "inputs": ins, "outputs": outs})
+        write_case(FAMILY, cid, {"before": text}, args, leaves, source="hand-written HLO", compare="bits",
+                   extra={"xla_test_source": source})
         print(cid, [np.asarray(x).tolist() for x in leaves][:1])
-    (OUT / "cases.json").write_text(json.dumps(meta, indent=1) + "\n")
-    np.savez(OUT / "arrays.npz", **arrays)
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -18,7 +18,7 @@ parse    gives each text to XLA's parser (jaxlib `hlo_module_from_text`, in a he
          sorts the texts: both accept / both reject / we reject what XLA accepts / we accept what XLA
          rejects.  Results in OUT/parse.json.
 run      runs each text XLA's parser accepts on XLA:CPU (the module converted to StableHLO and compiled
-         as tools/xla_dev.py does; one device) and with hlo_interp.run, both on the same seeded inputs
+         as tools/oracle/runner.py does; one device) and with hlo_interp.run, both on the same seeded inputs
          (hlo_interp.evaluator.random_value, seed 0), and sorts the outcomes:
            pass          the results agree (ints/pred exactly, floats within hlo-run's --compare defaults);
            mismatch      both ran, the results differ;
@@ -141,7 +141,7 @@ def _xla_message(msg: str) -> str:
 
 def _xla_run(text: str, inputs_path: str) -> dict:
     import numpy as np
-    from tools.xla_dev import run_hlo
+    from tools.oracle.runner import run_hlo
     try:
         data = np.load(inputs_path, allow_pickle=False)
         keys = sorted((k for k in data.files if k.startswith("arg")), key=lambda k: int(k[3:]))
@@ -154,7 +154,7 @@ def _xla_run(text: str, inputs_path: str) -> dict:
     stored = {}
     meta = []
     for i, leaf in enumerate(leaves):
-        from tools.xla_dev import store
+        from tools.oracle.writer import store
         arr, m = store(leaf)
         stored[f"out{i}"] = arr
         meta.append(m)
@@ -309,7 +309,7 @@ def run_stage(args) -> None:
     import hlo_interp
     from hlo_interp import ir
     from hlo_interp.evaluator import random_value
-    from tools.xla_dev import store
+    from tools.oracle.writer import store
     out = Path(args.out)
     parsed = {r["id"]: r for r in json.loads((out / "parse.json").read_text())}
     man = [m for m in _load(out, args.match, args.ids) if parsed.get(m["id"], {}).get("xla")]

@@ -1,0 +1,1 @@
+"""Case declarations, one module per family (each exposes `declare() -> list[core.Decl]`)."""
