@@ -50,15 +50,15 @@ def _child_filter(rule, maybe_placeholders: bool = True):
 def table_text() -> str:
     """The text of lalr_table.py for the grammar as it is now."""
     import lark
-    from lark.parsers.lalr_analysis import Shift
     from hlo_interp.syntax import parser as P
+    from hlo_interp.syntax.driver import lark_table
 
     grammar = P.grammar_text()
     lk = P._lark()
     builder = P._BUILDER
     if getattr(builder, "__default__", None) is not None:
         raise SystemExit("the builder has __default__: Driver.from_table does not model it")
-    table = lk.parser.parser._parse_table
+    table, _, Shift = lark_table(lk)  # Lark's internals, checked (driver.LARK_VERIFIED)
     rule_index = {}
     rules = []
     for rule in lk.rules:

@@ -123,6 +123,51 @@ class SyntaxErrorAt(Exception):
         self.expected = expected
 
 
+# Lark has no public API for its LALR table: Driver.__init__ (the grammar changed since
+# tools/make_lalr_table.py ran) and that tool read Lark's internals, as laid out in these versions
+# (pyproject.toml pins the same range; tests/test_syntax_internals.py checks the layout).
+LARK_VERIFIED = ">=1.2,<2"
+
+
+class LarkLayoutError(RuntimeError):
+    """The installed Lark lays out its parse table differently from the versions this was written for."""
+
+
+def lark_table(lark_instance):
+    """(parse table, rule callbacks, Lark's Shift action) of a Lark LALR instance, after checking the
+    layout read here: table.states = {state: {symbol: (Shift, state) | (Reduce, rule)}} with
+    rule.origin.name and rule.expansion, table.start_states / end_states = {start rule: state}, and a
+    callback per rule.  Raises LarkLayoutError, saying which Lark versions work, when it differs."""
+    try:
+        import lark
+        version = lark.__version__
+    except ImportError as e:  # pragma: no cover - lark is a dependency
+        raise LarkLayoutError(f"Lark is not installed ({e}): pip install 'lark{LARK_VERIFIED}'") from None
+    try:
+        from lark.parsers.lalr_analysis import Shift
+        lalr = lark_instance.parser.parser
+        table = lalr._parse_table
+        callbacks = lalr.parser.callbacks
+        if not (isinstance(table.start_states, dict) and isinstance(table.end_states, dict)
+                and set(table.start_states) == set(table.end_states) and isinstance(table.states, dict)):
+            raise TypeError("start_states/end_states/states are not dictionaries keyed alike")
+        for actions in table.states.values():
+            for sym, (action, arg) in actions.items():
+                if action is Shift:
+                    if arg not in table.states:
+                        raise TypeError(f"a shift on {sym} to an unknown state {arg!r}")
+                else:
+                    name, _ = arg.origin.name, len(arg.expansion)
+                    if not isinstance(name, str) or arg not in callbacks:
+                        raise TypeError(f"a reduce on {sym} by a rule without an origin name or a callback")
+    except (ImportError, AttributeError, TypeError, ValueError, KeyError) as e:
+        raise LarkLayoutError(
+            f"Lark {version} lays out its LALR parse table differently from the versions "
+            f"hlo_interp/syntax/driver.py reads (lark{LARK_VERIFIED}): {type(e).__name__}: {e}. "
+            f"Install a Lark in that range (pip install 'lark{LARK_VERIFIED}').") from None
+    return table, callbacks, Shift
+
+
 class Driver:
     @classmethod
     def from_table(cls, table, builder) -> "Driver":
@@ -138,10 +183,7 @@ class Driver:
         return self
 
     def __init__(self, lark_instance):
-        from lark.parsers.lalr_analysis import Shift
-        lalr = lark_instance.parser.parser  # lark.parsers.lalr_parser.LALR_Parser
-        table = lalr._parse_table
-        callbacks = lalr.parser.callbacks
+        table, callbacks, shift = lark_table(lark_instance)
         self.start_states = table.start_states
         self.end_states = table.end_states
         # state -> {symbol: (is_shift, target state | (origin name, size, callback))}
@@ -149,7 +191,7 @@ class Driver:
         for state, actions in table.states.items():
             row = {}
             for sym, (action, arg) in actions.items():
-                if action is Shift:
+                if action is shift:
                     row[str(sym)] = (True, arg)
                 else:
                     row[str(sym)] = (False, (str(arg.origin.name), len(arg.expansion), callbacks[arg]))

@@ -20,7 +20,7 @@ the grammar.  Measured on a 28.8 MB XLA:CPU dump: 2.0 MB/s token by token, 6 MB/
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from typing import Iterator, Optional
 
 from ..diagnostics import HloError, SourceText
 
@@ -515,94 +515,168 @@ _LAYOUT_AFTER_WS = re.compile(r"\{[ \t\r\n]*[0-9:]")  # what LAYOUT_OPEN looks a
 _RAW_BRACE_ATTRS = frozenset({"backend_config="})
 
 
+_DIGITS = frozenset("0123456789")
+_WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_SPACE = frozenset(" \t\n\r\f\v")
+_CHAR_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v", "a": "\a", "0": "\0"}
+
+
+class _AnyChar(Exception):
+    """A construct not read here: the pattern may start with any character."""
+
+
+class _FirstChars:
+    """The characters a regex can start with, read from its text.  Covers the syntax the grammar's
+    terminals use (literals, escapes, classes, groups, lookarounds, alternation, quantifiers).  A
+    set of None stands for 'any character' (`.`, a negated class); syntax not read here makes the
+    whole pattern 'any character', which is always safe."""
+
+    def __init__(self, pattern: str):
+        self.p = pattern
+        self.i = 0
+
+    def peek(self) -> str:
+        return self.p[self.i] if self.i < len(self.p) else ""
+
+    def take(self) -> str:
+        ch = self.peek()
+        if not ch:
+            raise _AnyChar
+        self.i += 1
+        return ch
+
+    def alternation(self) -> tuple[Optional[set], bool]:
+        """(first chars, can match empty) of `a|b|...` up to a ')' or the end."""
+        chars, nullable = self.sequence()
+        while self.peek() == "|":
+            self.i += 1
+            more, n = self.sequence()
+            chars = None if chars is None or more is None else chars | more
+            nullable = nullable or n
+        return chars, nullable
+
+    def sequence(self) -> tuple[Optional[set], bool]:
+        chars: Optional[set] = set()
+        nullable = True
+        while self.peek() not in ("", "|", ")"):
+            first, n = self.quantified()
+            if nullable:  # what follows a part that cannot match empty does not start the match
+                chars = None if chars is None or first is None else chars | first
+                nullable = n
+        return chars, nullable
+
+    def quantified(self) -> tuple[Optional[set], bool]:
+        first, nullable = self.atom()
+        ch = self.peek()
+        if ch in ("*", "?"):
+            self.i += 1
+            nullable = True
+        elif ch == "+":
+            self.i += 1
+        elif ch == "{" and (m := re.match(r"\{([0-9]*)(,[0-9]*)?\}", self.p[self.i:])):
+            self.i += m.end()
+            nullable = nullable or not m.group(1) or int(m.group(1)) == 0
+        else:
+            return first, nullable
+        if self.peek() in ("?", "+"):  # lazy or possessive
+            self.i += 1
+        return first, nullable
+
+    def atom(self) -> tuple[Optional[set], bool]:
+        ch = self.take()
+        if ch == "(":
+            if self.peek() == "?":
+                self.i += 1
+                kind = self.take()
+                if kind == "P" and self.peek() == "<":
+                    self.i = self.p.index(">", self.i) + 1
+                elif kind in "=!" or (kind == "<" and self.peek() in "=!"):  # lookaround: zero-width
+                    if kind == "<":
+                        self.i += 1
+                    self.alternation()
+                    self.close()
+                    return set(), True
+                elif kind != ":":
+                    raise _AnyChar  # flags, conditionals, ...
+            got = self.alternation()
+            self.close()
+            return got
+        if ch == "[":
+            return self.char_class(), False
+        if ch == "\\":
+            return self.escape(in_class=False)
+        if ch == ".":
+            return None, False
+        if ch in "^$":
+            return set(), True
+        return {ch}, False
+
+    def close(self) -> None:
+        if self.take() != ")":
+            raise _AnyChar
+
+    def escape(self, in_class: bool):
+        ch = self.take()
+        if ch == "d":
+            return set(_DIGITS), False
+        if ch == "w":
+            return set(_WORD), False  # non-ASCII letters: handled by the full pattern
+        if ch == "s":
+            return set(_SPACE), False
+        if ch in "bBAZ" and not in_class:
+            return set(), True
+        if ch in _CHAR_ESCAPES:
+            return {_CHAR_ESCAPES[ch]}, False
+        if ch == "x":
+            code = self.p[self.i:self.i + 2]
+            self.i += 2
+            return {chr(int(code, 16))}, False
+        if ch in "DWS":
+            return None, False
+        if ch.isalnum():
+            raise _AnyChar  # back-references, \u, ...: not read here
+        return {ch}, False
+
+    def char_class(self) -> Optional[set]:
+        negated = self.peek() == "^"
+        if negated:
+            self.i += 1
+        chars: Optional[set] = set()
+        first = True
+        while True:
+            ch = self.take()
+            if ch == "]" and not first:
+                return None if negated else chars
+            first = False
+            if ch == "\\":
+                got, _ = self.escape(in_class=True)
+                if got is None or len(got) != 1:
+                    chars = None if chars is None or got is None else chars | got
+                    continue
+                (ch,) = got
+            if self.peek() == "-" and self.p[self.i + 1:self.i + 2] not in ("]", ""):
+                self.i += 1
+                hi = self.take()
+                if hi == "\\":
+                    got, _ = self.escape(in_class=True)
+                    if got is None or len(got) != 1:
+                        raise _AnyChar
+                    (hi,) = got
+                if chars is not None:
+                    chars.update(chr(c) for c in range(ord(ch), ord(hi) + 1))
+            elif chars is not None:
+                chars.add(ch)
+
+
 def _first_chars(pattern: str):
     """The characters a regex can start with (a superset), or None for 'any'."""
+    reader = _FirstChars(pattern)
     try:
-        import re._parser as sre_parse  # Python >= 3.11
-        from re import _constants as C
-    except ImportError:  # pragma: no cover
-        import sre_parse
-        import sre_constants as C
-
-    def first(items) -> tuple[set | None, bool]:
-        """(chars, nullable) of a sequence of parsed items."""
-        out: set = set()
-        for op, av in items:
-            if op == C.LITERAL:
-                out.add(chr(av))
-                return out, False
-            if op == C.NOT_LITERAL or op == C.ANY:
-                return None, False
-            if op == C.IN:
-                chars = _charset(av)
-                if chars is None:
-                    return None, False
-                out |= chars
-                return out, False
-            if op == C.SUBPATTERN:
-                sub, nullable = first(av[-1])
-                if sub is None:
-                    return None, False
-                out |= sub
-                if not nullable:
-                    return out, False
-                continue
-            if op == C.BRANCH:
-                nullable_any = False
-                for alt in av[1]:
-                    sub, nullable = first(alt)
-                    if sub is None:
-                        return None, False
-                    out |= sub
-                    nullable_any = nullable_any or nullable
-                if not nullable_any:
-                    return out, False
-                continue
-            if op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
-                lo, _, sub_items = av
-                sub, nullable = first(sub_items)
-                if sub is None:
-                    return None, False
-                out |= sub
-                if lo > 0 and not nullable:
-                    return out, False
-                continue
-            if op in (C.ASSERT, C.ASSERT_NOT, C.AT):
-                continue  # zero-width
-            return None, False
-        return out, True
-
-    def _charset(av):
-        chars: set = set()
-        negate = False
-        for op, v in av:
-            if op == C.NEGATE:
-                negate = True
-            elif op == C.LITERAL:
-                chars.add(chr(v))
-            elif op == C.RANGE:
-                chars.update(chr(c) for c in range(v[0], v[1] + 1))
-            elif op == C.CATEGORY:
-                name = str(v)
-                if "DIGIT" in name and "NOT" not in name:
-                    chars.update("0123456789")
-                elif "WORD" in name and "NOT" not in name:
-                    chars.update("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
-                elif "SPACE" in name and "NOT" not in name:
-                    chars.update(" \t\n\r\f\v")
-                else:
-                    return None
-            else:
-                return None
-        return None if negate else chars
-
-    try:
-        chars, nullable = first(sre_parse.parse(pattern))
-    except Exception:
+        chars, nullable = reader.alternation()
+    except (_AnyChar, ValueError):
         return None
-    if chars is None or nullable:
+    if chars is None or nullable or reader.i != len(pattern) or not chars:
         return None
-    # non-ASCII starts (e.g. \w matching letters beyond ASCII) are handled by the full pattern
     return chars
 
 
