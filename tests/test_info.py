@@ -27,6 +27,7 @@ from click.testing import CliRunner
 
 import hlo_interp
 from hlo_interp import info as I
+from hlo_interp.analysis import cost as C
 from hlo_interp.cli import main as cli
 from hlo_interp.diagnostics import HloError
 
@@ -265,7 +266,7 @@ def test_convolution_valid_positions_against_the_definition():
         want = sum(1 for k in range(wd.size) for o in range(o_lim)
                    for u in [o * wd.stride - wd.pad_low + k * wd.rhs_dilate]
                    if u >= 0 and u % wd.lhs_dilate == 0 and u // wd.lhs_dilate < i_lim)
-        assert I._valid_positions(wd.size, o_lim, i_lim, wd) == want, (wd, o_lim, i_lim)
+        assert C._valid_positions(wd.size, o_lim, i_lim, wd) == want, (wd, o_lim, i_lim)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -1,0 +1,103 @@
+"""The call graph of a module as the analyses need it: which computations an instruction calls and
+in which role (fusion, async, while-body/condition, conditional-branch, reduce-apply, comparator,
+call, ...), and a module's name tables (computations, instructions per computation, callers)."""
+from __future__ import annotations
+
+from .. import ir
+from ..diagnostics import HloError
+
+# attribute -> the role of the called computation; reducer-like `to_apply` depends on the opcode
+_ROLE_BY_ATTR = {"calls": None, "condition": "while-condition", "body": "while-body",
+                 "true_computation": "conditional-branch", "false_computation": "conditional-branch",
+                 "branch_computations": "conditional-branch", "select": "select",
+                 "scatter": "scatter-apply", "called_computations": "custom-call", "to_apply": None}
+_TO_APPLY_ROLE = {"reduce": "reduce-apply", "reduce-window": "reduce-apply", "all-reduce": "reduce-apply",
+                  "all-reduce-start": "reduce-apply", "reduce-scatter": "reduce-apply",
+                  "collective-reduce": "reduce-apply", "scatter": "scatter-apply", "map": "map-apply",
+                  "sort": "comparator", "topk": "comparator", "call": "call", "scan": "scan-body",
+                  "custom-call": "custom-call"}
+# roles whose computation runs as a sequence of real instructions (its results are buffers); an
+# async computation's result is the buffer its *-start holds, counted there
+SEQUENTIAL_ROLES = {"entry", "while-body", "while-condition", "conditional-branch", "call"}
+
+
+def callees(ins: ir.Instruction):
+    """(attribute, computation name, role) for every computation `ins` calls."""
+    if ins.attrs.keys().isdisjoint(_ROLE_BY_ATTR):
+        return ()  # most instructions call nothing: no generator to start
+    return list(_callees_of(ins))
+
+
+def _callees_of(ins: ir.Instruction):
+    base = ins.opcode
+    for attr, role in _ROLE_BY_ATTR.items():
+        v = ins.attrs.get(attr)
+        if v is None:
+            continue
+        names = v if isinstance(v, tuple) else (v,)
+        if attr == "calls":
+            role = "fusion" if base == "fusion" else "async"
+        elif attr == "to_apply":
+            role = _TO_APPLY_ROLE.get(base, "to-apply")
+            if base.endswith(("-start", "-update", "-done")) and role == "to-apply":
+                role = _TO_APPLY_ROLE.get(base.rsplit("-", 1)[0], "to-apply")
+        for n in names:
+            if isinstance(n, str):
+                yield attr, n, role
+
+
+def located_error(where, message: str) -> HloError:
+    loc = getattr(where, "loc", None)
+    if loc is not None:
+        return HloError(message, filename=loc.filename, line=loc.line, column=loc.column,
+                        source_line=loc.source_line)
+    return HloError(message)
+
+
+class ModuleIndex:
+    """Name tables of a module: computations by name, instructions by name per computation."""
+
+    def __init__(self, m: ir.Module):
+        self.m = m
+        self.comps = {c.name: c for c in m.computations}
+        self._by_name: dict[str, dict[str, ir.Instruction]] = {}
+        self.callers: dict[str, list[tuple[ir.Instruction, str, str]]] = {c.name: [] for c in m.computations}
+        for c in m.computations:
+            for ins in c.instructions:
+                for _attr, n, role in callees(ins):
+                    if n in self.callers:
+                        self.callers[n].append((ins, c.name, role))
+
+    def ins(self, comp: ir.Computation) -> dict[str, ir.Instruction]:
+        t = self._by_name.get(comp.name)
+        if t is None:
+            t = self._by_name[comp.name] = {i.name: i for i in comp.instructions}
+        return t
+
+    def operand_shapes(self, comp: ir.Computation, ins: ir.Instruction) -> list:
+        t = self.ins(comp)
+        out = []
+        for k, n in enumerate(ins.operands):
+            o = t.get(n)
+            if o is not None and o.shape is not None:
+                out.append(o.shape)
+            elif ins.operand_shapes and k < len(ins.operand_shapes) and ins.operand_shapes[k] is not None:
+                out.append(ins.operand_shapes[k])
+            else:
+                raise located_error(ins, f"operand {n} of {ins.name} is not defined in computation {comp.name}")
+        return out
+
+    def comp(self, name: str, ins: ir.Instruction) -> ir.Computation:
+        c = self.comps.get(name)
+        if c is None:
+            raise located_error(ins, f"{ins.name} calls computation {name}, which the module does not define")
+        return c
+
+    def kinds(self, name: str) -> str:
+        if self.comps[name].is_entry:
+            return "entry"
+        roles = []
+        for _ins, _c, role in self.callers[name]:
+            if role not in roles:
+                roles.append(role)
+        return ",".join(roles) if roles else "unused"
