@@ -46,6 +46,7 @@ import numpy as np
 from . import ir
 from .diagnostics import HloError
 from .evaluator import _NO_ALLOC, Observer, StopRun
+from .sources import source_location
 
 __all__ = ["DEFAULT_DUMP_MAX_BYTES", "DebugRun", "DumpResult", "Profile", "ProgressObserver", "Session",
            "TraceFinding", "TraceReport", "blas_threads", "dump", "execute", "live_progress", "profile", "run",
@@ -156,52 +157,7 @@ def _low_precision_max(a: np.ndarray) -> Optional[float]:
 
 
 # --------------------------------------------------------------------------------------------------
-# Source locations from metadata
-
-def _braces(v: Any) -> dict:
-    items = getattr(v, "items", None)
-    if isinstance(v, dict):
-        return v
-    if isinstance(items, (tuple, list)):
-        return {getattr(it, "key", None): getattr(it, "value", None) for it in items}
-    return {}
-
-
-def source_location(ins: ir.Instruction, module: Optional[ir.Module] = None) -> dict:
-    """What the instruction's metadata says of where it came from: op_name, source_file, source_line,
-    function, and (from the module's stack frame tables) the call stack, innermost first."""
-    md = ins.attrs.get("metadata")
-    md = md if isinstance(md, dict) else {}
-    out: dict[str, Any] = {}
-    if md.get("op_name"):
-        out["op_name"] = md["op_name"]
-    if md.get("source_file"):
-        out["source_file"] = md["source_file"]
-    if md.get("source_line") is not None:
-        out["source_line"] = md["source_line"]
-    fid = md.get("stack_frame_id")
-    if module is not None and isinstance(fid, int) and module.stack_frames:
-        t = module.stack_frames
-        files, funcs = dict(t.file_names), dict(t.function_names)
-        locs = {k: _braces(v) for k, v in t.file_locations}
-        frames = {k: _braces(v) for k, v in t.stack_frames}
-        stack = []
-        seen = set()
-        while isinstance(fid, int) and fid in frames and fid not in seen:
-            seen.add(fid)
-            fr = frames[fid]
-            loc = locs.get(fr.get("file_location_id"), {})
-            stack.append({"file": files.get(loc.get("file_name_id"), "?"),
-                          "line": loc.get("line"), "function": funcs.get(loc.get("function_name_id"), "?")})
-            parent = fr.get("parent_frame_id")
-            fid = parent if parent != fid else None
-        if stack:
-            out["stack"] = stack
-            out.setdefault("source_file", stack[0]["file"])
-            out.setdefault("source_line", stack[0]["line"])
-            out["function"] = stack[0]["function"]
-    return out
-
+# Source locations from metadata (sources.py finds them)
 
 def _location_text(src: dict) -> str:
     parts = []

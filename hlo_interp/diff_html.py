@@ -8,8 +8,10 @@ import html
 
 from . import ir
 from .diff_render import instruction_lines
-from .graph import build
-from .graph_view import _asset, _json, comp_model, lay_out, reachable, scripts, _Sources
+from .graph_layout import lay_out
+from .graph_model import build
+from .graph_view import asset, comp_model, reachable, script_json, scripts
+from .sources import SourceLocations
 
 __all__ = ["diff_to_html"]
 
@@ -130,7 +132,7 @@ def _statuses(result) -> tuple:
 
 def _side_model(m: ir.Module, status: dict, view_id: str, engine: str, budget_s: float) -> dict:
     comps = {c.name: c for c in m.computations}
-    sources = _Sources(m)
+    sources = SourceLocations(m)
     order = reachable(m, m.entry)
     order += [c.name for c in m.computations if c.name not in set(order)]
     models = {c: comp_model(build(m, c, max_nodes=None), comps, sources, status.get(c)) for c in order}
@@ -167,7 +169,7 @@ def diff_to_html(result, *, unified: bool = False, context: int = 3, engine: str
     out = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         f"<title>hlo diff: {_e(result.a_name)} vs {_e(result.b_name)}</title>",
-        f"<style>{_asset('graph_view.css')}{_CSS}</style></head>",
+        f"<style>{asset('graph_view.css')}{_CSS}</style></head>",
         '<body data-ready="0">',
         f'<div id="bar"><b>hlo diff</b><span class="verdict {"same" if result.same else "diff"}">{verdict}</span>'
         f'<select id="pick" title="computation pair">{opts}</select>'
@@ -240,6 +242,6 @@ def diff_to_html(result, *, unified: bool = False, context: int = 3, engine: str
             out.append(f"<span class=\"{cls}\">{_e(line)}</span>" if cls else _e(line))
         out.append("</pre>")
     out += ["</div>", '<div id="info"></div>',
-            f'<script type="application/json" id="diff-data">{_json(data)}</script>',
+            f'<script type="application/json" id="diff-data">{script_json(data)}</script>',
             scripts(), f"<script>{_JS}</script>", "<script>hloDiffPage();</script>", "</body></html>", ""]
     return "\n".join(out)

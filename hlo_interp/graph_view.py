@@ -6,8 +6,8 @@ computations; recursively) goes into it as data, and is drawn only when opened, 
 
 Layout is per computation, by a well-kept layered layout engine, not our own code:
 
-* Graphviz `dot` (`-Tjson`), run here when it is installed: it gets boxes of the labels' sizes and
-  gives centres and spline control points.  Parameters are on the top rank, the ROOT on the bottom.
+* Graphviz `dot` (`-Tjson`), run here when it is installed (graph_layout.py): it gets boxes of the
+  labels' sizes and gives centres and spline control points.  Parameters are on the top rank, the ROOT on the bottom.
 * Otherwise (or for a computation dot did not finish in the time budget), the page lays it out
   itself, when the computation is first shown, with dagre (@dagrejs/dagre, MIT license, bundled as
   hlo_interp/assets/dagre.min.js with its license file beside it): the established JavaScript
@@ -20,24 +20,22 @@ Constants, and broadcasts of scalars, used by several instructions are drawn onc
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-import time
 from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
 from . import ir
-from .graph import (DEFAULT_MAX_NODES, Graph, Node, _comp_attrs, _fusion_kind, build, fill_color, instruction_text, label_head,
-                    label_tail, short_shape, summarize)
+from .graph_labels import (called_computations, fill_color, fusion_kind, instruction_text, label_head, label_tail,
+                           short_shape, summarize)
+from .graph_layout import DOT_BUDGET_S, lay_out
+from .graph_model import Graph, Node, build
+from .sources import SourceLocations
 
-__all__ = ["view_model", "page", "to_html", "ENGINES"]
+__all__ = ["view_model", "page", "to_html", "ENGINES", "asset", "comp_model", "reachable", "script_json", "scripts"]
 
 ASSETS = Path(__file__).resolve().parent / "assets"
 ENGINES = ("auto", "dot", "browser")
 EXPANDABLE = {"fusion", "while", "conditional", "call", "async-start", "custom-call"}
-DOT_MAX_NODES = 2500  # bigger computations are left to the browser
-DOT_BUDGET_S = 90.0  # all dot runs of one page together
 FAR_MIN_NODES = 500  # in computations this big, edges longer than REF_SPAN layers are "far"
 REF_SPAN = 6
 
@@ -48,7 +46,8 @@ _LABEL_MAX = 60
 
 
 @lru_cache(maxsize=None)
-def _asset(name: str) -> str:
+def asset(name: str) -> str:
+    """The text of a bundled file under hlo_interp/assets/ (the page's CSS and JavaScript)."""
     return (ASSETS / name).read_text(encoding="utf-8")
 
 
@@ -58,7 +57,7 @@ def _callees(module: ir.Module, ins: ir.Instruction) -> list:
     if op not in EXPANDABLE and not op.endswith("-start"):
         return []
     out = []
-    for attr, cname in _comp_attrs(ins):
+    for attr, cname in called_computations(ins):
         cap = {"calls": "fused" if op == "fusion" else "calls", "true_computation": "true",
                "false_computation": "false", "to_apply": "calls"}.get(attr, attr)
         if cap.startswith("branch_computations["):
@@ -89,7 +88,7 @@ def _lines(node: Node, module: ir.Module, comps: dict) -> list:
     if len(called) > 4:
         lines.append((f"… +{len(called) - 4} more computations", "detail"))
     if not called:
-        for attr, cname in _comp_attrs(ins)[:2]:  # reduce, sort, scatter, ...: what they apply
+        for attr, cname in called_computations(ins)[:2]:  # reduce, sort, scatter, ...: what they apply
             c = comps.get(cname)
             lines.append((f"{attr}: {summarize(c, 3) if c is not None else cname}", "detail"))
     lines += label_tail(node)
@@ -102,37 +101,6 @@ def _size(lines) -> tuple:
     return round(max(w, 56.0), 1), float(h)
 
 
-class _Sources:
-    """op_name and file:line of an instruction's metadata (stack frame tables resolved once)."""
-
-    def __init__(self, module: ir.Module):
-        t = module.stack_frames
-        self.frames = None
-        if t:
-            from .debug import _braces
-            self.files, self.funcs = dict(t.file_names), dict(t.function_names)
-            self.locs = {k: _braces(v) for k, v in t.file_locations}
-            self.frames = {k: _braces(v) for k, v in t.stack_frames}
-
-    def __call__(self, ins: ir.Instruction) -> tuple:
-        md = ins.attrs.get("metadata")
-        if not isinstance(md, dict):
-            return None, None
-        src = None
-        if md.get("source_file"):
-            src = str(md["source_file"]) + (f":{md['source_line']}" if md.get("source_line") is not None else "")
-        fid = md.get("stack_frame_id")
-        if src is None and self.frames and isinstance(fid, int) and fid in self.frames:
-            loc = self.locs.get(self.frames[fid].get("file_location_id"), {})
-            f = self.files.get(loc.get("file_name_id"))
-            if f:
-                src = f"{f}:{loc.get('line')}"
-                fn = self.funcs.get(loc.get("function_name_id"))
-                if fn:
-                    src += f" ({fn})"
-        return md.get("op_name"), src
-
-
 def _dupable(ins: ir.Instruction, by_name: dict) -> bool:
     if ins.opcode == "constant" and not ins.operands:
         return True
@@ -142,7 +110,7 @@ def _dupable(ins: ir.Instruction, by_name: dict) -> bool:
     return False
 
 
-def comp_model(g: Graph, comps: dict, sources: _Sources, status: Optional[dict] = None) -> dict:
+def comp_model(g: Graph, comps: dict, sources: SourceLocations, status: Optional[dict] = None) -> dict:
     """One computation as the page's data: nodes (labels, sizes, text, metadata) and edges."""
     m = g.module
     ids = list(g.nodes)
@@ -239,14 +207,14 @@ def _far(nodes: list, edges: list, span: int = REF_SPAN) -> None:
             nd["w"], nd["h"] = _size(nd["l"])
 
 
-def _node_data(n: Node, m: ir.Module, comps: dict, sources: _Sources, status: Optional[dict]) -> dict:
+def _node_data(n: Node, m: ir.Module, comps: dict, sources: SourceLocations, status: Optional[dict]) -> dict:
     ins = n.ins
     lines = _lines(n, m, comps)
     w, h = _size(lines)
     d = {"o": ins.opcode, "nm": ins.name, "k": n.kind, "f": fill_color(n), "w": w, "h": h,
          "l": [list(x) for x in lines], "t": instruction_text(ins), "sh": short_shape(ins.shape)}
     if ins.opcode == "fusion":
-        d["fk"] = _fusion_kind(ins).split()[0]
+        d["fk"] = fusion_kind(ins).split()[0]
     if n.is_root:
         d["r"] = 1
     called = [[cap, c] for cap, c in _callees(m, ins) if c in comps]
@@ -266,203 +234,6 @@ def _node_data(n: Node, m: ir.Module, comps: dict, sources: _Sources, status: Op
             if len(st) > 1 and st[1]:
                 d["dc"] = st[1]
     return d
-
-
-# --------------------------------------------------------------------------------------------------
-# Layout by Graphviz dot
-
-def _dot_text(name: str, cm: dict, sizes: dict) -> str:
-    lines = [f'digraph "{name}" {{',
-             "graph [rankdir=TB, nodesep=0.3, ranksep=0.5, splines=spline, outputorder=edgesfirst];",
-             'node [shape=box, fixedsize=true, label=""];', "edge [arrowhead=none];"]
-    params, root = [], None
-    for k, n in enumerate(cm["n"]):
-        w, h = sizes.get(k) or (n["w"], n["h"])
-        lines.append(f"{k} [width={w / 72:.4f}, height={h / 72:.4f}];")
-        if n["o"] == "parameter" and not n.get("dup"):
-            params.append(str(k))
-        if n.get("r"):
-            root = str(k)
-    if params:
-        lines.append("{rank=source; " + "; ".join(params) + "}")
-    if root is not None and len(cm["n"]) > 1:
-        lines.append("{rank=sink; " + root + "}")
-    for j, e in enumerate(cm["e"]):
-        if len(e) < 6:  # far edges are left out
-            lines.append(f'{e[0]} -> {e[1]} [id="e{j}"{", weight=0" if e[3] else ""}];')
-    lines.append("}")
-    return "\n".join(lines) + "\n"
-
-
-def _parse_dot_json(doc: dict, cm: dict, sizes: dict) -> dict:
-    llx, lly, urx, ury = (float(v) for v in doc["bb"].split(","))
-    n = len(cm["n"])
-    xs, ys = [0.0] * n, [0.0] * n
-    for obj in doc.get("objects", ()):
-        pos = obj.get("pos")
-        name = obj.get("name", "")
-        if pos and name.isdigit() and int(name) < n:
-            x, y = pos.split(",")
-            xs[int(name)] = round(float(x) - llx, 1)
-            ys[int(name)] = round(ury - float(y), 1)
-    paths = [[] for _ in cm["e"]]
-    for e in doc.get("edges", ()):
-        eid = e.get("id", "")
-        if not eid.startswith("e") or "pos" not in e:
-            continue
-        pts = []
-        for tok in e["pos"].split():
-            if tok.startswith(("e,", "s,")):
-                continue
-            x, y = tok.split(",")
-            pts += [round(float(x) - llx, 1), round(ury - float(y), 1)]
-        paths[int(eid[1:])] = pts
-    return {"x": xs, "y": ys, "W": round(urx - llx, 1), "H": round(ury - lly, 1), "p": paths, "b": 1,
-            "engine": "dot", "open": sorted(sizes), "sz": {str(k): [round(w, 1), round(h, 1)] for k, (w, h) in sizes.items()}}
-
-
-class _Dot:
-    """Graphviz dot runs sharing one time budget; `layout(jobs)` lays out [(model, sizes)] in batches."""
-
-    def __init__(self, budget_s: float = DOT_BUDGET_S, max_nodes: int = DOT_MAX_NODES):
-        self.exe = shutil.which("dot")
-        self.t0 = time.monotonic()
-        self.budget_s = budget_s
-        self.max_nodes = max_nodes
-        self.runs = 0
-        self.out_of_time = False
-
-    def left(self) -> float:
-        return self.budget_s - (time.monotonic() - self.t0)
-
-    def layout(self, jobs: list) -> list:
-        """jobs: [(computation model, {node index: (w, h)} sizes of opened nodes)]; a layout or None each."""
-        out = [None] * len(jobs)
-        if self.exe is None:
-            return out
-        batch = []
-        size = 0
-        for k, (cm, sizes) in enumerate(jobs):
-            if not cm["n"] or len(cm["n"]) > self.max_nodes:
-                continue
-            batch.append(k)
-            size += len(cm["n"])
-            if size >= 400:
-                self._run(jobs, batch, out)
-                batch, size = [], 0
-        if batch:
-            self._run(jobs, batch, out)
-        return out
-
-    def _run(self, jobs, batch, out):
-        left = self.left()
-        if left <= 0.5 or self.out_of_time:
-            self.out_of_time = True
-            return
-        text = "".join(_dot_text(f"g{k}", jobs[k][0], jobs[k][1]) for k in batch)
-        self.runs += 1
-        try:
-            proc = subprocess.run([self.exe, "-Tjson"], input=text.encode(), capture_output=True, timeout=left)
-        except subprocess.TimeoutExpired:
-            self.out_of_time = True
-            return
-        except OSError:
-            return
-        if proc.returncode != 0:
-            return  # left to the browser
-        text = proc.stdout.decode("utf-8", "replace")
-        dec, pos = json.JSONDecoder(), 0
-        for _ in batch:
-            while pos < len(text) and text[pos].isspace():
-                pos += 1
-            if pos >= len(text):
-                break
-            doc, pos = dec.raw_decode(text, pos)
-            name = doc.get("name", "")
-            if name.startswith("g") and name[1:].isdigit():
-                k = int(name[1:])
-                cm, sizes = jobs[k]
-                out[k] = _parse_dot_json(doc, cm, sizes)
-
-
-# Frame geometry: the same numbers as Frame.measure in graph_view.js
-_PAD, _HEAD, _CAP = 12, 26, 16
-
-
-def frame_size(node: dict, parts: list) -> tuple:
-    """(W, H) of an opened node's frame holding `parts`: [(caption, (w, h) of the drawn computation)]."""
-    x, h = _PAD, 0.0
-    for cap, (pw, ph) in parts:
-        w = max(len(cap) * 6.6 + 8, pw)
-        h = max(h, ph)
-        x += w + 2 * _PAD
-    title = f"\u25be {node['nm']} · {node['l'][0][0]} → {node['sh']}"
-    return max(x - _PAD, len(title) * 7 + 24), _HEAD + _CAP + h + _PAD
-
-
-def opened(cm: dict, mode: Optional[str]) -> list:
-    """Indices of the nodes the page opens at load in this computation (mode fusion or all)."""
-    if not mode:
-        return []
-    return [k for k, n in enumerate(cm["n"]) if n.get("c") and not n.get("dup")
-            and (mode == "all" or n["o"] == "fusion")]
-
-
-def lay_out(models: dict, order: list, mode: Optional[str], budget_s: float = DOT_BUDGET_S) -> dict:
-    """Graphviz layouts: every computation collapsed, then, for the opened-at-load state, the
-    computations with opened nodes again with those nodes as big as their frames (children first)."""
-    dot = _Dot(budget_s)
-    base = dot.layout([(models[c], {}) for c in order])
-    for c, L in zip(order, base):
-        models[c]["L"] = [L] if L is not None else []
-    expanded = 0
-    if mode and dot.exe is not None:
-        # Post-order over the computations opened at load, from the top one.
-        post, state, top = [], {}, order[0]
-
-        def visit(c, stack):
-            if c in state or c in stack or c not in models:
-                return
-            for k in opened(models[c], mode):
-                for _, cc in models[c]["n"][k]["c"]:
-                    visit(cc, stack | {c})
-            state[c] = 1
-            post.append(c)
-
-        visit(top, frozenset())
-        size = {}  # computation -> (W, H) as drawn at load
-        level = {}
-        for c in post:
-            ks = opened(models[c], mode)
-            level[c] = 1 + max([level[cc] for k in ks for _, cc in models[c]["n"][k]["c"] if cc in level],
-                               default=-1)
-        for lv in range(max(level.values(), default=-1) + 1):
-            todo = []
-            for c in post:
-                if level[c] != lv:
-                    continue
-                ks = opened(models[c], mode)
-                if not ks:
-                    L = models[c]["L"][0] if models[c]["L"] else None
-                    size[c] = (L["W"], L["H"]) if L else None
-                    continue
-                sizes = {}
-                for k in ks:
-                    n = models[c]["n"][k]
-                    parts = [(f"{cap}: {cc}", size.get(cc) or (n["w"], n["h"])) for cap, cc in n["c"]]
-                    sizes[k] = frame_size(n, parts)
-                todo.append((c, sizes))
-            got = dot.layout([(models[c], sizes) for c, sizes in todo])
-            for (c, sizes), L in zip(todo, got):
-                if L is not None:
-                    models[c]["L"].append(L)
-                    expanded += 1
-                    size[c] = (L["W"], L["H"])
-                else:
-                    size[c] = None
-    done = sum(1 for c in order if models[c]["L"])
-    return {"laid_out": done, "expanded": expanded, "runs": dot.runs, "seconds": round(time.monotonic() - dot.t0, 2),
-            "left_to_browser": len(order) - done}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -493,7 +264,7 @@ def view_model(module: ir.Module, g: Graph, *, engine: str = "auto", expand: Opt
         from .diagnostics import HloError
         raise HloError(f"unknown layout engine '{engine}'; expected one of {', '.join(ENGINES)}")
     comps = {c.name: c for c in module.computations}
-    sources = _Sources(module)
+    sources = SourceLocations(module)
     order = reachable(module, g.computation)
     models = {}
     for c in order:
@@ -509,7 +280,8 @@ def view_model(module: ir.Module, g: Graph, *, engine: str = "auto", expand: Opt
             "lineH": LINE_H, "dot": stats}
 
 
-def _json(data) -> str:
+def script_json(data) -> str:
+    """`data` as JSON that is safe inside a <script> element (no `<`, `>` or `&`)."""
     text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
@@ -522,7 +294,7 @@ def _h(s: str) -> str:
 def scripts() -> str:
     """The inline scripts of a page: dagre (computations dot did not lay out, and the layouts of
     states made by opening nodes), then the viewer."""
-    return f"<script>{_asset('dagre.min.js')}</script>\n<script>{_asset('graph_view.js')}</script>"
+    return f"<script>{asset('dagre.min.js')}</script>\n<script>{asset('graph_view.js')}</script>"
 
 
 def page(g: Graph, V: dict) -> str:
@@ -540,7 +312,7 @@ def page(g: Graph, V: dict) -> str:
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{_h(title)}</title>",
-        f"<style>{_asset('graph_view.css')}</style></head>",
+        f"<style>{asset('graph_view.css')}</style></head>",
         f'<body data-nodes="{len(g.nodes)}" data-edges="{len(g.edges)}" data-ready="0">',
         f'<div id="bar"><b>{_h(title)}</b><span class="counts">{_h(counts)}</span>'
         f'<span id="note" title="{note}">{note}</span>'
@@ -549,7 +321,7 @@ def page(g: Graph, V: dict) -> str:
         'Open fusions</button><button id="expandall" title="open every fusion, while, conditional, call, '
         'recursively">Open all</button><button id="collapse">Close all</button></div>',
         '<div id="view"></div><div id="info"></div>',
-        f'<script type="application/json" id="graph-data">{_json(V)}</script>',
+        f'<script type="application/json" id="graph-data">{script_json(V)}</script>',
         scripts(),
         "<script>hloGraphPage();</script>",
         "</body></html>", ""])
@@ -567,5 +339,3 @@ def to_html(module: ir.Module, computation: Optional[str] = None, *, expand_fusi
 def graph_page(g: Graph, expand: Optional[str] = None, engine: str = "auto") -> str:
     return page(g, view_model(g.module, g, engine=engine, expand=expand))
 
-
-_ = DEFAULT_MAX_NODES

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 import hlo_interp
-from hlo_interp import graph, graph_view
+from hlo_interp import graph, graph_layout, graph_view
 from hlo_interp.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -348,7 +348,7 @@ def test_dot_lays_out_the_opened_state_with_frame_sizes():
         inner = V["comps"][n["c"][0][1]]["L"][0]
         w, h = opened["sz"][str(k)]
         assert w >= inner["W"] and h == pytest.approx(inner["H"] + 26 + 16 + 12)
-        assert w == pytest.approx(graph_view.frame_size(n, [(f"fused: {n['c'][0][1]}", (inner["W"], inner["H"]))])[0])
+        assert w == pytest.approx(graph_layout.frame_size(n, [(f"fused: {n['c'][0][1]}", (inner["W"], inner["H"]))])[0])
 
 
 def _long_skip_module(n):
@@ -700,7 +700,7 @@ def test_cli_errors(tmp_path, monkeypatch):
     r = _run([str(tmp_path / "missing.hlo")])
     assert r.exit_code == 2 and "error: no such file" in r.output
     # Without Graphviz: a clear message naming the program, exit 2, nothing written.
-    monkeypatch.setattr(graph.shutil, "which", lambda name: None)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
     out = tmp_path / "g.svg"
     r = _run([src, "-o", str(out)])
     assert r.exit_code == 2
