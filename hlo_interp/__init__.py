@@ -27,30 +27,16 @@ __version__ = "0.1.0"
 
 
 def parse(text: str, filename: str = "<string>") -> ir.Module:
-    """Parse HLO text: a module (`HloModule ...`), headerless computations, or log-pasted text."""
-    from .frontend import parse_module
-    try:
-        return parse_module(text, filename)
-    except HloError:
-        _mlir_check(text, filename)
-        raise
-
-
-def _mlir_check(text: str, filename: str) -> None:
-    """StableHLO (MLIR) text where HLO was expected: say how to get HLO from JAX instead."""
-    from .dumps import looks_like_mlir, mlir_error
-    if looks_like_mlir(text):
-        raise mlir_error(text, filename) from None
+    """Parse HLO text: a module (`HloModule ...`), headerless computations, or log-pasted text
+    (StableHLO text gets an error that says how to get HLO from JAX)."""
+    from .dumps import parse_text
+    return parse_text(text, filename)
 
 
 def parse_all(text: str, filename: str = "<string>") -> list[ir.Module]:
     """Parse a text holding one or more modules separated by `// -----` lines."""
-    from .frontend import parse_modules
-    try:
-        return parse_modules(text, filename)
-    except HloError:
-        _mlir_check(text, filename)
-        raise
+    from .dumps import parse_all_text
+    return parse_all_text(text, filename)
 
 
 def parse_file(path: Union[str, "Path"]) -> ir.Module:
@@ -101,7 +87,7 @@ def run_spmd(module: Union[ir.Module, str], per_device_inputs, replicas: int = N
 def register_custom_call(name: str, fn) -> None:
     """Register a Python implementation of custom-call target `name` (fn=None removes it):
     fn(*arrays, backend_config=str|None, shape=ir.Shape) -> array, or a tuple for a tuple shape."""
-    from .ops.custom_calls import register
+    from .ops.custom_call import register
     register(name, fn)
 
 

@@ -118,7 +118,9 @@ def _fail_internal(ctx, message: str) -> None:
 _CONSOLE_CLASS = None
 
 
-def _console(stderr: bool = False, color: str = "auto"):
+def make_console(stderr: bool = False, color: str = "auto"):
+    """A rich Console for the commands' output (stderr=True: for messages), honouring --color and
+    NO_COLOR; a closed pipe raises BrokenPipeError for PipeSafe to handle."""
     global _CONSOLE_CLASS
     if _CONSOLE_CLASS is None:
         from rich.console import Console
@@ -174,7 +176,8 @@ def _styled_message(text: str, label_at: int, label_len: int, label_style: str) 
     return "\n".join([first] + rest)
 
 
-def _report_error(err: HloError, color: str = "auto") -> None:
+def report_error(err: HloError, color: str = "auto") -> None:
+    """Print a located error (file:line:column, caret excerpt) to stderr, `error:` in red on a terminal."""
     text = err.render()
     if use_color(stderr=True, color=color):
         text = _styled_message(text, text.split("\n")[0].find("error:"), 6, "bold red")
@@ -302,7 +305,6 @@ def fmt_cmd(files, strip_metadata, strip_backend_config, canonical_names, check_
     Exit status: 0 ok (also after rewriting, and with --diff), 1 with --check when a file is not
     formatted, 2 usage or input error.
     """
-    from . import format_text
     files = _fmt_inputs(files, check_only or in_place or show_diff, verbose)
     if len(files) > 1 and not (check_only or in_place or show_diff):
         raise click.UsageError("several files need --check, --in-place or --diff")
@@ -310,6 +312,8 @@ def fmt_cmd(files, strip_metadata, strip_backend_config, canonical_names, check_
         raise click.UsageError("--in-place cannot rewrite standard input")
     if in_place and show_diff:
         raise click.UsageError("give --in-place or --diff, not both")
+    from .syntax.printer import PrintOptions, to_text
+    options = PrintOptions(strip_metadata, strip_backend_config, canonical_names)
     unformatted = []
     rewritten = unchanged = 0
     status = EXIT_OK
@@ -319,17 +323,16 @@ def fmt_cmd(files, strip_metadata, strip_backend_config, canonical_names, check_
                 if check_only or in_place or show_diff:
                     raise HloError("a binary proto cannot be formatted in place or checked; print its text "
                                    "with `hlo fmt FILE.pb`", filename=path)
-                from . import to_text
                 from .dumps import classify, load
                 text, name = "", path
-                out = to_text(load(classify(path)).module, strip_metadata=strip_metadata,
-                              strip_backend_config=strip_backend_config, canonical_names=canonical_names)
+                out = to_text(load(classify(path)).module, options)
             else:
+                from .dumps import parse_all_text
+                from .syntax.parser import SPLIT_MARKER
                 text, name = _read(path)
-                out = format_text(text, name, strip_metadata=strip_metadata,
-                                  strip_backend_config=strip_backend_config, canonical_names=canonical_names)
+                out = (SPLIT_MARKER + "\n\n").join(to_text(m, options) for m in parse_all_text(text, name))
         except HloError as e:
-            _report_error(e, color)
+            report_error(e, color)
             status = EXIT_ERROR
             continue
         if show_diff or check_only:
@@ -345,7 +348,7 @@ def fmt_cmd(files, strip_metadata, strip_backend_config, canonical_names, check_
                     from .files import write_atomic
                     write_atomic(path, out)
                 except HloError as e:
-                    _report_error(e, color)
+                    report_error(e, color)
                     status = EXIT_ERROR
                     continue
                 rewritten += 1
@@ -552,10 +555,10 @@ def _looks_like_hlo(text: str) -> bool:
 
 def check_text(text: str, name: str, syntax_only: bool = False, ignore=(), notes: bool = True) -> list:
     """Findings (verify.Finding) for one file's text; a syntax error is one E001 finding."""
-    from . import parse_all
+    from .dumps import parse_all_text
     from .shapes.verify import Finding, check
     try:
-        modules = parse_all(text, name)
+        modules = parse_all_text(text, name)
     except HloError as e:
         f = Finding.from_error(e)
         skip = {c.upper() for c in ignore} | {c.lower() for c in ignore}
@@ -741,7 +744,7 @@ def _present_check(results: list[dict], fmt: str, color: str, strict: bool, none
     else:
         styled = use_color(color=color)
         for r in unreadable:
-            _report_error(HloError(r["error"], filename=r["file"]), color)
+            report_error(HloError(r["error"], filename=r["file"]), color)
         for r in results:
             for f in r["findings"]:
                 text = f.render()

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from .cli import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, _report_error
+from .cli import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, report_error
 from .diagnostics import HloError
 from .files import InputError
 
@@ -14,7 +14,7 @@ from .files import InputError
 def _judge(rtol, atol, reference_module):
     """hlo-run --compare's rule (hlo_interp.compare), for result leaves (with the reference module's
     numerics: its precision and longest reductions) and for single values."""
-    from .cli_run import _type_text
+    from .debug import array_type_text
     from .compare import compare_leaf, leaf_numerics
     numerics = leaf_numerics(reference_module)
 
@@ -25,7 +25,7 @@ def _judge(rtol, atol, reference_module):
         for k, (a, e) in enumerate(zip(leaves, ref)):
             r = compare_leaf(a, e, rtol, atol, numerics=numerics[k] if k < len(numerics) else None)
             ok_all &= r.ok
-            lines.append(f"{'ok' if r.ok else 'MISMATCH'} out{k} {_type_text(a)}: {r.line}")
+            lines.append(f"{'ok' if r.ok else 'MISMATCH'} out{k} {array_type_text(a)}: {r.line}")
         return ok_all, lines
 
     def value_judge(got, want):
@@ -97,7 +97,7 @@ def command(folder, module_name, inputs, random_inputs, seed, rtol, atol, verbos
                     sys.stdout.write(f"      {line}\n")
         res = bisect_passes(seq, make_args, judge, value_judge, progress)
     except (HloError, InputError) as e:
-        _report_error(e if isinstance(e, HloError) else HloError(str(e)), color)
+        report_error(e if isinstance(e, HloError) else HloError(str(e)), color)
         sys.exit(EXIT_ERROR)
     if res.culprit is None:
         sys.stdout.write(f"the last text agrees with the first within tolerance: no pass changed the results "

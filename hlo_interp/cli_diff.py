@@ -10,10 +10,10 @@ from .cli import (
     EXIT_ERROR,
     EXIT_FINDINGS,
     EXIT_OK,
-    _console,
-    _report_error,
     load_module_arg,
+    make_console,
     module_options,
+    report_error,
 )
 from .diagnostics import HloError
 from .files import write_atomic
@@ -87,14 +87,14 @@ def command(a, b, ignore, fmt, unified, context, verbose, output, color, module_
             modules.append(loaded.module)
             names.append(loaded.name)
         except HloError as e:
-            _report_error(e, color)
+            report_error(e, color)
             sys.exit(EXIT_ERROR)
     try:
         result = diff_modules(modules[0], modules[1], ig, a_name=names[0], b_name=names[1])
     except MemoryError:  # the group's handler says it: out of memory, exit 2
         raise
     except Exception as e:  # noqa: BLE001 - a bug of ours: a message, not a traceback
-        _report_error(HloError(f"internal error in hlo diff: {type(e).__name__}: {e}"), color)
+        report_error(HloError(f"internal error in hlo diff: {type(e).__name__}: {e}"), color)
         sys.exit(EXIT_ERROR)
     status = EXIT_OK if result.same else EXIT_FINDINGS
 
@@ -110,7 +110,7 @@ def command(a, b, ignore, fmt, unified, context, verbose, output, color, module_
         if output:
             _emit(text, output)
         else:
-            console = _console(color=color)
+            console = make_console(color=color)
             if console.is_terminal and not console.no_color:
                 from rich.text import Text
                 for line in text.splitlines():
@@ -123,7 +123,7 @@ def command(a, b, ignore, fmt, unified, context, verbose, output, color, module_
         if output:
             _emit(result.to_text(verbose=verbose), output)
         else:
-            console = _console(color=color)
+            console = make_console(color=color)
             if console.is_terminal and not console.no_color:
                 from rich.text import Text
 
@@ -142,7 +142,7 @@ def _emit(text: str, output) -> None:
         try:
             write_atomic(output, text)
         except HloError as e:
-            _report_error(e)
+            report_error(e)
             sys.exit(EXIT_ERROR)
     else:
         sys.stdout.write(text)
@@ -155,7 +155,7 @@ def _diff_folders(a: str, b: str, ignore, verbose: bool, fmt: str, color: str) -
     da, db = scan(a), scan(b)
     for d, p in ((da, a), (db, b)):
         if not d.modules:
-            _report_error(no_module_error(d, p), color)
+            report_error(no_module_error(d, p), color)
             return EXIT_ERROR
     rows, details = [], []
     for name, stage, fa, fb in pair_modules(da, db):
@@ -191,7 +191,7 @@ def _diff_folders(a: str, b: str, ignore, verbose: bool, fmt: str, color: str) -
                                     indent=2) + "\n")
         return status
     width = max(len(f"{r['module']} {r['stage']}") for r in rows)
-    console = _console(color=color)
+    console = make_console(color=color)
     styled = console.is_terminal and not console.no_color
     from rich.text import Text
     for r in rows:

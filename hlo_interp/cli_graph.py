@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from .cli import EXIT_ERROR, EXIT_OK, _console, _report_error, load_module_arg, module_options
+from .cli import EXIT_ERROR, EXIT_OK, load_module_arg, make_console, module_options, report_error
 from .diagnostics import HloError
 from .files import write_atomic
 
@@ -87,7 +87,7 @@ def command(module, output, fmt, computation, around, depth, expand_fusions, exp
             dot_text = graph.graph_to_dot(g)
             data = dot_text.encode("utf-8") if fmt == "dot" else graph.run_dot(dot_text, fmt)
         from rich.text import Text
-        console = _console(stderr=True, color=color)
+        console = make_console(stderr=True, color=color)
         for note in g.notes:
             console.print(Text.assemble(("note:", "bold cyan"), f" {note}"))
         if output:
@@ -102,14 +102,14 @@ def command(module, output, fmt, computation, around, depth, expand_fusions, exp
     except HloError as e:
         if e.filename is None:  # about the output (Graphviz missing or failing): name the file
             e.filename = output or ("<stdout>" if module != "-" else "<stdin>")
-        _report_error(e, color)
+        report_error(e, color)
         status = EXIT_ERROR
     except BrokenPipeError:
         raise  # the reader of standard output left: PipeSafe ends quietly
     except MemoryError:  # the group's handler says it: out of memory, exit 2
         raise
     except Exception as e:  # noqa: BLE001 - a bug of ours: a message, not a traceback
-        _report_error(HloError(f"internal error while drawing: {type(e).__name__}: {e}",
+        report_error(HloError(f"internal error while drawing: {type(e).__name__}: {e}",
                                filename=None if module == "-" else module), color)
         status = EXIT_ERROR
     sys.exit(status)

@@ -7,7 +7,7 @@ import click
 
 from pathlib import Path
 
-from .cli import EXIT_ERROR, EXIT_OK, _console, _report_error, load_module_arg, module_options
+from .cli import EXIT_ERROR, EXIT_OK, load_module_arg, make_console, module_options, report_error
 from .diagnostics import HloError
 
 
@@ -54,17 +54,17 @@ def command(module, as_json, top, computation, color, module_name=None, stage=No
         name = loaded.name
         info = module_info(loaded.module, computation)
     except HloError as e:
-        _report_error(e, color)
+        report_error(e, color)
         sys.exit(EXIT_ERROR)
     except MemoryError:  # the group's handler says it: out of memory, exit 2
         raise
     except Exception as e:  # noqa: BLE001 - a bug of ours: a located message, never a traceback
-        _report_error(HloError(f"internal error in hlo info: {type(e).__name__}: {e}", filename=name), color)
+        report_error(HloError(f"internal error in hlo info: {type(e).__name__}: {e}", filename=name), color)
         sys.exit(EXIT_ERROR)
     if as_json:
         click.echo(info.to_json(top=top or None))
         sys.exit(EXIT_OK)
-    console = _console(color=color)
+    console = make_console(color=color)
     if not console.is_terminal:
         from .info import to_text
         sys.stdout.write(to_text(info, top))
@@ -97,12 +97,12 @@ def _folder_table(path: str, as_json: bool, color: str) -> int:
     from .dumps import module_summary, no_module_error, scan
     dump = scan(path)
     if not dump.modules:
-        _report_error(no_module_error(dump, path), color)
+        report_error(no_module_error(dump, path), color)
         return EXIT_ERROR
     try:
         rows = [module_summary(m) for m in dump.modules]
     except Exception as e:  # noqa: BLE001 - a bug of ours: a message, never a traceback
-        _report_error(HloError(f"internal error in hlo info: {type(e).__name__}: {e}", filename=path), color)
+        report_error(HloError(f"internal error in hlo info: {type(e).__name__}: {e}", filename=path), color)
         return EXIT_ERROR
     if as_json:
         click.echo(json.dumps({"folder": path, "modules": rows, "skipped": [str(f.path) for f in dump.skipped]},
@@ -122,7 +122,7 @@ def _folder_table(path: str, as_json: bool, color: str) -> int:
             stages += (", " if stages else "") + ", ".join(extra)
         body.append(["" if r["id"] is None else f"{r['id']:04d}", r["name"], stages, r["signature"] or "",
                      "JAX helper" if r["helper"] else ""])
-    console = _console(color=color)
+    console = make_console(color=color)
     if console.is_terminal:
         from rich.table import Table
         styled = not console.no_color

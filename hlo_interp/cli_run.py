@@ -18,7 +18,7 @@ import click
 
 from . import __version__
 from .diagnostics import HloError
-from .cli import PipeSafe, _console, _report_error, exit_broken_pipe, module_options
+from .cli import PipeSafe, exit_broken_pipe, make_console, module_options, report_error
 from .files import InputError, load_arrays, save_results, write_atomic
 
 EXIT_OK, EXIT_MISMATCH, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -234,7 +234,7 @@ def print_results(leaves: list, mode: str, color: str) -> None:
     if mode == "none":
         return
     from rich.markup import escape
-    console = _console(color=color)
+    console = make_console(color=color)
     for k, a in enumerate(leaves):
         console.print(f"[bold]out{k}[/bold] [cyan]{escape(_type_text(a))}[/cyan]  {escape(leaf_stats(a))}")
         text = preview(a, full=(mode == "full"))
@@ -264,7 +264,7 @@ def compare_results(leaves: list, expected_path, rtol, atol, color: str, module=
             expected.append(loaded[f"{prefix}{k}"])
     else:
         expected = [loaded]
-    console = _console(color=color)
+    console = make_console(color=color)
     ok_all = True
     if len(expected) != len(leaves):
         console.print(f"[bold red]MISMATCH[/bold red] the result has {len(leaves)} leaves, "
@@ -455,7 +455,7 @@ def main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol,
             from .ops.io import save_host_sends, take_host_sends
             save_host_sends(host_send, take_host_sends())
     except HloError as e:
-        _report_error(e, color)
+        report_error(e, color)
         status = EXIT_ERROR
     except InputError as e:
         _fail(str(e))
@@ -770,7 +770,7 @@ def _report_debug(got, dbg: _DebugOptions, color: str) -> int:
 
 def print_finding(report, color: str) -> None:
     from rich.markup import escape
-    console = _console(color=color)
+    console = make_console(color=color)
     for k, line in enumerate(report.render().split("\n")):
         if k == 0:
             console.print(f"[bold red]{escape(line)}[/bold red]")
@@ -788,8 +788,9 @@ def print_profile(prof, color: str, top: int = 20) -> None:
         sys.stdout.write(prof.table(top) + "\n")
         return
     from rich.table import Table
-    from .debug import _bytes, _ms
-    console = _console(color=color)
+    from .debug import format_ms
+    from .diagnostics import format_bytes
+    console = make_console(color=color)
     tot = prof.total_time or 1e-300
     from rich.markup import escape
     head = prof.headline
@@ -799,18 +800,18 @@ def print_profile(prof, color: str, top: int = 20) -> None:
                       ("%", "right"), ("bytes", "right")):
         t.add_column(col, justify=just)
     for r in prof.by_opcode(top):
-        t.add_row(r["opcode"], str(r["instructions"]), str(r["count"]), _ms(r["seconds"]),
-                  f"{100 * r['seconds'] / tot:.1f}", _bytes(r["bytes"]))
-    t.add_row("[bold]total[/bold]", str(len(prof.rows)), str(prof.executed), _ms(prof.total_time), "100.0",
-              _bytes(prof.total_bytes))
+        t.add_row(r["opcode"], str(r["instructions"]), str(r["count"]), format_ms(r["seconds"]),
+                  f"{100 * r['seconds'] / tot:.1f}", format_bytes(r["bytes"]))
+    t.add_row("[bold]total[/bold]", str(len(prof.rows)), str(prof.executed), format_ms(prof.total_time), "100.0",
+              format_bytes(prof.total_bytes))
     console.print(t)
     t = Table(title=f"top {top} instructions by time", title_justify="left")
     for col, just in (("computation", "left"), ("instruction", "left"), ("opcode", "left"), ("runs", "right"),
                       ("time", "right"), ("%", "right"), ("bytes", "right")):
         t.add_column(col, justify=just, overflow="fold")
     for r in prof.by_instruction(top):
-        t.add_row(r["computation"], r["name"], r["opcode"], str(r["count"]), _ms(r["seconds"]),
-                  f"{100 * r['seconds'] / tot:.1f}", _bytes(r["bytes"]))
+        t.add_row(r["computation"], r["name"], r["opcode"], str(r["count"]), format_ms(r["seconds"]),
+                  f"{100 * r['seconds'] / tot:.1f}", format_bytes(r["bytes"]))
     console.print(t)
 
 

@@ -174,13 +174,13 @@ def _scan(comps: list, k: int, coarsest: Optional[str], coarsest_eps: float, ins
 
 def _called(module: ir.Module, instrs) -> list:
     """Every computation the instructions call, transitively."""
-    from .evaluator import _COMP_ATTRS
+    from .evaluator import COMPUTATION_ATTRS
     by_name = {c.name: c for c in module.computations}
     out, seen = [], set()
     todo = list(instrs)
     while todo:
         ins = todo.pop()
-        for key in _COMP_ATTRS:
+        for key in COMPUTATION_ATTRS:
             v = ins.attrs.get(key)
             for name in (v if isinstance(v, (tuple, list)) else (v,)):
                 if isinstance(name, str) and name in by_name and name not in seen:

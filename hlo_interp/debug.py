@@ -44,8 +44,9 @@ from typing import Any, Optional
 import numpy as np
 
 from . import ir
-from .diagnostics import HloError
-from .evaluator import _NO_ALLOC, Observer, StopRun
+from .diagnostics import HloError, format_bytes
+from .evaluator import Observer, StopRun
+from .opcodes import opcodes_where
 from .sources import source_location
 
 __all__ = ["DEFAULT_DUMP_MAX_BYTES", "DebugRun", "DumpResult", "Profile", "ProgressObserver", "Session",
@@ -99,7 +100,8 @@ def _counts(v: Any) -> tuple[int, int]:
     return nan, inf
 
 
-def _type_text(a: np.ndarray) -> str:
+def array_type_text(a: np.ndarray) -> str:
+    """`f32[2,3]`: an array's HLO element type and dimensions."""
     from .types import from_dtype
     try:
         t = from_dtype(a.dtype).name
@@ -116,7 +118,7 @@ def value_summary(v: Any) -> str:
     """One line per leaf: type, min/max/mean of the finite values, NaN and Inf counts."""
     parts = []
     for path, a in _leaves(v):
-        head = (f"{{{path}}} " if path else "") + _type_text(a)
+        head = (f"{{{path}}} " if path else "") + array_type_text(a)
         if a.size == 0:
             parts.append(f"{head} empty")
             continue
@@ -356,8 +358,8 @@ class Profile:
     @property
     def headline(self) -> str:
         runs = f", median of {self.runs} runs" if self.runs > 1 else ""
-        return (f"profile: {self.executed} instructions executed, {_ms(self.total_time)} in instructions "
-                f"(wall {_ms(self.wall)}{runs}), {_bytes(self.total_bytes)} allocated; {self.threads_text}")
+        return (f"profile: {self.executed} instructions executed, {format_ms(self.total_time)} in instructions "
+                f"(wall {format_ms(self.wall)}{runs}), {format_bytes(self.total_bytes)} allocated; {self.threads_text}")
 
     def table(self, top: int = 20) -> str:
         """Plain-text tables (the CLI draws the same with rich on a terminal)."""
@@ -366,18 +368,18 @@ class Profile:
         out.append("")
         out.append(f"{'opcode':<24} {'instrs':>7} {'runs':>9} {'time':>11} {'%':>6} {'bytes':>11}")
         for r in self.by_opcode(top):
-            out.append(f"{r['opcode']:<24} {r['instructions']:>7} {r['count']:>9} {_ms(r['seconds']):>11} "
-                       f"{100 * r['seconds'] / tot:>5.1f}% {_bytes(r['bytes']):>11}")
-        out.append(f"{'total':<24} {len(self.rows):>7} {self.executed:>9} {_ms(self.total_time):>11} "
-                   f"{100.0 if self.rows else 0.0:>5.1f}% {_bytes(self.total_bytes):>11}")
+            out.append(f"{r['opcode']:<24} {r['instructions']:>7} {r['count']:>9} {format_ms(r['seconds']):>11} "
+                       f"{100 * r['seconds'] / tot:>5.1f}% {format_bytes(r['bytes']):>11}")
+        out.append(f"{'total':<24} {len(self.rows):>7} {self.executed:>9} {format_ms(self.total_time):>11} "
+                   f"{100.0 if self.rows else 0.0:>5.1f}% {format_bytes(self.total_bytes):>11}")
         out.append("")
         out.append(f"{'instruction':<40} {'opcode':<20} {'runs':>7} {'time':>11} {'%':>6} {'bytes':>11}")
         for r in self.by_instruction(top):
             name = f"{r['computation']}/{r['name']}"
             if len(name) > 40:
                 name = "..." + name[-37:]
-            out.append(f"{name:<40} {r['opcode']:<20} {r['count']:>7} {_ms(r['seconds']):>11} "
-                       f"{100 * r['seconds'] / tot:>5.1f}% {_bytes(r['bytes']):>11}")
+            out.append(f"{name:<40} {r['opcode']:<20} {r['count']:>7} {format_ms(r['seconds']):>11} "
+                       f"{100 * r['seconds'] / tot:>5.1f}% {format_bytes(r['bytes']):>11}")
         return "\n".join(out)
 
 
@@ -414,16 +416,13 @@ class thread_limit:
         return False
 
 
-def _ms(s: float) -> str:
+def format_ms(s: float) -> str:
+    """Seconds as milliseconds for the profile tables: `12.345 ms`."""
     return f"{s * 1e3:.3f} ms"
 
 
-def _bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if n < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"  # pragma: no cover
+# Opcodes whose result is, or is made of, existing values: they allocate nothing (the table's `allocates`).
+_NO_ALLOC = opcodes_where(lambda o: not o.allocates)
 
 
 def _value_bytes(v: Any) -> int:
@@ -699,8 +698,8 @@ class Session(Observer):
             if self.dump_bytes + a.nbytes > self.dump_max_bytes:
                 self.dump_complete = False
                 raise StopRun(_Stop("dump", f"the dump of %{ins.name} would pass the limit of "
-                                            f"{_bytes(self.dump_max_bytes)} ({len(self.dump_entries)} "
-                                            f"files, {_bytes(self.dump_bytes)} written); select values with "
+                                            f"{format_bytes(self.dump_max_bytes)} ({len(self.dump_entries)} "
+                                            f"files, {format_bytes(self.dump_bytes)} written); select values with "
                                             f"--only REGEX or raise --dump-max-bytes"))
             order = len(self.dump_entries)
             fname = f"{order:05d}_{_safe(ins.name)}"
@@ -719,7 +718,7 @@ class Session(Observer):
             self.dump_entries.append({
                 "order": order, "name": ins.name, "opcode": ins.opcode, "computation": comp,
                 "iteration": its if its else None, "leaf": path or None,
-                "shape": _type_text(a), "dtype": a.dtype.name, "file": fname})
+                "shape": array_type_text(a), "dtype": a.dtype.name, "file": fname})
 
     def write_index(self) -> None:
         if self.dump_dir is None:
@@ -754,7 +753,7 @@ class ProgressObserver(Observer):
     allows_in_place = True
 
     def __init__(self, module: ir.Module):
-        from .evaluator import _order
+        from .evaluator import execution_order
         self.executed = 0
         self.loop_iterations: dict[str, int] = {}
         self.current_loop: Optional[tuple[str, int]] = None
@@ -766,7 +765,7 @@ class ProgressObserver(Observer):
         self._info: dict[str, tuple[int, Optional[str]]] = {}  # computation -> (steps its plan runs, while)
         for c in module.computations:
             try:
-                n = sum(1 for i in _order(c) if i.opcode != "parameter")
+                n = sum(1 for i in execution_order(c) if i.opcode != "parameter")
             except HloError:
                 n = 0  # never built (the build reports it) or never run
             self._info[c.name] = (n, bodies.get(c.name))
@@ -774,8 +773,8 @@ class ProgressObserver(Observer):
     def enter(self, comp, args):
         info = self._info.get(comp.name)
         if info is None:  # a computation of another module (e.g. a batch norm's expansion)
-            from .evaluator import _order
-            info = self._info[comp.name] = (sum(1 for i in _order(comp) if i.opcode != "parameter"), None)
+            from .evaluator import execution_order
+            info = self._info[comp.name] = (sum(1 for i in execution_order(comp) if i.opcode != "parameter"), None)
         n, w = info
         self.executed += n
         if w is not None:

@@ -186,6 +186,29 @@ def mlir_error(text: str, filename: str) -> HloError:
                     source_line=text.split("\n")[line - 1] if text else None)
 
 
+def parse_text(text: str, filename: str = "<string>"):
+    """Parse HLO text (a module, headerless computations, or log-pasted text) into an ir.Module;
+    StableHLO (MLIR) text given instead gets an error that says how to get HLO from JAX."""
+    from .frontend import parse_module
+    try:
+        return parse_module(text, filename)
+    except HloError:
+        if looks_like_mlir(text):
+            raise mlir_error(text, filename) from None
+        raise
+
+
+def parse_all_text(text: str, filename: str = "<string>") -> list:
+    """`parse_text` for a text of one or more modules separated by `// -----` lines."""
+    from .frontend import parse_modules
+    try:
+        return parse_modules(text, filename)
+    except HloError:
+        if looks_like_mlir(text):
+            raise mlir_error(text, filename) from None
+        raise
+
+
 # --------------------------------------------------------------------------------------------------
 # A folder
 
@@ -390,14 +413,15 @@ class Loaded:
 
 def load(f: DumpFile) -> Loaded:
     """Read one module file: HLO text, an HloModuleProto / HloProto (.pb) or an HloSnapshot."""
-    from . import parse
     name = "<stdin>" if str(f.path) == "-" else str(f.path)
     if f.kind in (HLO_PROTO, SNAPSHOT) or (f.kind == OTHER and str(f.path).endswith(".pb")):
         from .hloproto import read_proto_file
-        return read_proto_file(f)
+        name = str(f.path)
+        text, args, result = read_proto_file(name)
+        return Loaded(parse_text(text, name), name, f, text=None, arguments=args, result=result)
     from .diagnostics import read_source
     text, name = read_source(str(f.path))
-    return Loaded(parse(text, name), name, f, text=text)
+    return Loaded(parse_text(text, name), name, f, text=text)
 
 
 def load_path(path: str, module: Optional[str] = None, stage: Optional[str] = None,

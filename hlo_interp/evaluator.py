@@ -43,7 +43,7 @@ IN_PLACE_LOOPS = os.environ.get("HLO_INTERP_IN_PLACE", "1") != "0"
 # Opcodes that allocate nothing new (their result is, or is made of, existing values).
 _NO_ALLOC = opcodes_where(lambda o: not o.allocates)
 # Attributes that name called computations.
-_COMP_ATTRS = frozenset(("to_apply", "calls", "condition", "body", "true_computation", "false_computation",
+COMPUTATION_ATTRS = frozenset(("to_apply", "calls", "condition", "body", "true_computation", "false_computation",
                          "branch_computations", "select", "scatter", "called_computations"))
 # Opcodes evaluated while a plan is built when their operands are constants (the table's `foldable`,
 # an allow-list: effects, randomness, calls that may loop for long are not; nor the SPMD pass's
@@ -290,7 +290,7 @@ def _deps(ins: ir.Instruction):
     return ins.operands if not preds else list(ins.operands) + list(preds)
 
 
-def _order(comp: ir.Computation) -> list[ir.Instruction]:
+def execution_order(comp: ir.Computation) -> list[ir.Instruction]:
     """Instructions reachable from the root (plus effectful ones), operands before users."""
     by_name = {i.name: i for i in comp.instructions}
     root = comp.root
@@ -347,7 +347,7 @@ _ARITY = _arities()  # opcode -> operand count (-1: variadic): checked before an
 
 def build_plan(comp: ir.Computation, ctx: EvalContext) -> list[tuple]:
     """The plan of a computation: [(kernel, operand slots, result slot, instruction, slots to free)]."""
-    instrs = _order(comp)
+    instrs = execution_order(comp)
     slot_of = {ins.name: k for k, ins in enumerate(instrs)}
     nparams = sum(1 for i in instrs if i.opcode == "parameter")
     steps: list[tuple] = []
@@ -410,7 +410,7 @@ def _fold(fn: Callable, args: list, ins: ir.Instruction, ctx: EvalContext) -> Ca
             value = fn(*args)
     except Exception:
         return fn
-    if ctx.options.validate and _value_matches(value, ins.shape):
+    if ctx.options.validate and value_mismatch(value, ins.shape):
         return fn
     if isinstance(value, np.ndarray):
         value.flags.writeable = False
@@ -727,14 +727,14 @@ def in_place_elements(body: ir.Computation, comps: dict) -> Optional[tuple[dict,
 # --------------------------------------------------------------------------------------------------
 # Values against shapes
 
-def _value_matches(v: Any, shape: ir.Shape, lenient: bool = False) -> Optional[str]:
+def value_mismatch(v: Any, shape: ir.Shape, lenient: bool = False) -> Optional[str]:
     """None when v is a value of `shape`, else what is wrong.  `lenient`: a scalar shape accepts arrays
     (computations of scalars are called on whole arrays by vectorized reduce and map)."""
     if isinstance(shape, ir.TupleShape):
         if not isinstance(v, tuple) or len(v) != len(shape.elements):
             return f"expected a tuple of {len(shape.elements)}, got {_describe_value(v)}"
         for k, (x, s) in enumerate(zip(v, shape.elements)):
-            bad = _value_matches(x, s, lenient)
+            bad = value_mismatch(x, s, lenient)
             if bad:
                 return f"element {k}: {bad}"
         return None
@@ -770,7 +770,7 @@ def _describe_value(v: Any) -> str:
 
 
 def _check_value(v: Any, ins: ir.Instruction, lenient: bool = False) -> None:
-    bad = _value_matches(v, ins.shape, lenient)
+    bad = value_mismatch(v, ins.shape, lenient)
     if bad:
         raise error_at(ins, f"internal error: '{ins.opcode}' produced a wrong value: {bad}")
 
@@ -896,7 +896,7 @@ class Executable:
                 done.add(cname)
                 for *_, ins, _ in ctx.plan_steps[cname]:
                     for key, val in ins.attrs.items():
-                        if key in _COMP_ATTRS:
+                        if key in COMPUTATION_ATTRS:
                             for name in (val if isinstance(val, tuple) else (val,)):
                                 if isinstance(name, str):
                                     ctx.call(name, ins)
@@ -929,7 +929,7 @@ class Executable:
     def __call__(self, *arrays: Any) -> list[np.ndarray]:
         value = self.execute(*self.prepare_inputs(*arrays))
         root = self.entry.root
-        bad = _value_matches(value, root.shape) if root.shape is not None else None
+        bad = value_mismatch(value, root.shape) if root.shape is not None else None
         if bad:
             raise result_shape_error(self.module, root, bad)
         if root.shape is not None and _has_bounded_dynamic(root.shape):

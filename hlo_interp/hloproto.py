@@ -218,12 +218,10 @@ def decode(data: bytes, filename: str):
                    "as one", filename=filename)
 
 
-def read_proto_file(f):
-    """dumps.Loaded for a .pb file (module; for a snapshot also its arguments and result)."""
+def read_proto_file(name: str) -> tuple:
+    """(module text, arguments, result) of a .pb file: the text XLA would print for its module; for a
+    snapshot also the recorded arguments and result leaves (NumPy), else None."""
     from pathlib import Path
-    from . import parse
-    from .dumps import Loaded
-    name = str(f.path)
     try:
         data = Path(name).read_bytes()
     except FileNotFoundError:
@@ -232,13 +230,12 @@ def read_proto_file(f):
         raise HloError(f"cannot read: {e.strerror}", filename=name) from None
     mp, snap = decode(data, name)
     text = module_text(mp, name)
-    module = parse(text, name)
     args = result = None
     if snap is not None:
         args = [literal_to_numpy(a, name) for a in snap.arguments]
         if snap.HasField("result"):
             result = _leaves(literal_to_numpy(snap.result, name))
-    return Loaded(module, name, f, text=None, arguments=args, result=result)
+    return text, args, result
 
 
 def _leaves(v) -> list:

@@ -220,8 +220,8 @@ def run_spmd(module: Any, per_device_inputs: Sequence[Sequence[Any]], replicas: 
     and num_partitions.  Raises HloError (the first failing device's error, naming the device)."""
     from . import evaluator
     if isinstance(module, str):
-        from . import parse
-        module = parse(module)
+        from .dumps import parse_text
+        module = parse_text(module)
     r0, p0 = module_device_counts(module)
     n_rep = r0 if replicas is None else int(replicas)
     n_part = p0 if partitions is None else int(partitions)
@@ -280,10 +280,10 @@ def _is_wait_error(e: BaseException) -> bool:
 
 
 def _finish(exe: Any, values: list) -> list:
-    from .evaluator import _value_matches, flatten_result, result_shape_error
+    from .evaluator import value_mismatch, flatten_result, result_shape_error
     value = exe.execute(*values)
     root = exe.entry.root
-    bad = _value_matches(value, root.shape) if root.shape is not None else None
+    bad = value_mismatch(value, root.shape) if root.shape is not None else None
     if bad:
         raise result_shape_error(exe.module, root, bad)
     return flatten_result(value)
@@ -432,8 +432,8 @@ def run_global(module: Any, *arrays: Any, timeout: Optional[float] = DEFAULT_TIM
     """Run a global-view module (shard_map before optimization) on plain global inputs: every device of
     the mesh is simulated; returns the global results (device 0's; every device computes them)."""
     if isinstance(module, str):
-        from . import parse
-        module = parse(module)
+        from .dumps import parse_text
+        module = parse_text(module)
     mod, ndev = prepare_global_view(module)
     outs = run_spmd(mod, [list(arrays) for _ in range(ndev)], 1, ndev, timeout=timeout, **options)
     return outs[0]

@@ -2,7 +2,7 @@
 
 Five program families, each from its pre- and post-optimization text: a CNN training step
 (tests/golden/models/cnn_train_step_f32), a 2-layer causal transformer decoder
-(tests/data/compare/tf2_causal: the issue's case, which the old default rtol 1e-5 / atol 1e-6 failed),
+(tests/data/compare/tf2_causal: the case the old default rtol 1e-5 / atol 1e-6 failed),
 a GRU over lax.scan with its gradient (tests/golden/models/gru_scan_f32), FFT + dense layer + LAPACK
 solve (tests/data/compare/linalg_fft) and jax.random initialising and running an MLP
 (tests/data/compare/random_mlp).  All pass at the default.  The same runs with a planted error of one
@@ -163,7 +163,7 @@ def test_default_passes_noise_and_catches_one_ulp_per_op(family, name, stage, la
 
 
 def test_transformer_post_optimization_failed_the_old_default():
-    """The issue's case: XLA:CPU and hlo-run differ by summation order only (both are as far from an f64
+    """The case that motivated the rule: XLA:CPU and hlo-run differ by summation order only (both are as far from an f64
     run of the same program), which the old fixed rtol 1e-5 / atol 1e-6 called a mismatch."""
     d, args, exp = _case("tf2_causal")
     mod = hlo_interp.parse((d / "after.hlo").read_text())

@@ -422,7 +422,7 @@ def test_trace_inside_a_batch_norm_expansion_uses_the_callers_metadata():
 
 
 # --------------------------------------------------------------------------------------------------
-# Constants inside fusions (issue 11): XLA:CPU's optimized causal transformer keeps the mask's
+# Constants inside fusions: XLA:CPU's optimized causal transformer keeps the mask's
 # constant(-inf) inside %broadcast_select_fusion
 
 TF2 = ROOT / "tests" / "data" / "compare" / "tf2_causal"

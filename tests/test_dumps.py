@@ -198,7 +198,7 @@ def test_mlir_from_the_python_api():
 
 
 # --------------------------------------------------------------------------------------------------
-# Every command on the five programs (the "must show")
+# Every command on the five programs
 
 @pytest.mark.parametrize("prog", sorted(PROGRAMS))
 def test_info_of_a_folder_lists_modules_marking_jax_helpers(prog):
