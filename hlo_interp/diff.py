@@ -276,7 +276,7 @@ class _Side:
             return ""
         t = self._shape_cache.get(id(shape))
         if t is None or t[0] is not shape:
-            t = (shape, P.shape_text(shape, self.layouts))
+            t = (shape, ir.shape_text(shape, self.layouts))
             self._shape_cache[id(shape)] = t
         return t[1]
 
@@ -314,9 +314,9 @@ class _Side:
         kind = "generic" if key in ins.unknown_attrs else _kinds(ins.opcode).get(key, "generic")
         if not self.layouts:
             if kind == "shape":
-                return P.shape_text(val, False)
+                return ir.shape_text(val, False)
             if kind == "shapes":
-                return "{" + ", ".join(P.shape_text(s, False) for s in val) + "}"
+                return "{" + ", ".join(ir.shape_text(s, False) for s in val) + "}"
             if kind == "program_shape":
                 return _program_shape_without_layouts(val)
         return P.attr_value_text(kind, val)
@@ -377,7 +377,7 @@ class _Side:
 
 
 def _program_shape_without_layouts(ps) -> str:
-    return "(" + ", ".join(P.shape_text(s, False) for s in ps.params) + ")->" + P.shape_text(ps.result, False)
+    return "(" + ", ".join(ir.shape_text(s, False) for s in ps.params) + ")->" + ir.shape_text(ps.result, False)
 
 
 def _literal_key(lit: ir.Literal):

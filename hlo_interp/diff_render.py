@@ -180,4 +180,4 @@ def instruction_text(i: ir.Instruction, ignore: frozenset) -> str:
 
 
 def _shape(shape, layouts: bool) -> str:
-    return "" if shape is None else P.shape_text(shape, layouts)
+    return "" if shape is None else ir.shape_text(shape, layouts)

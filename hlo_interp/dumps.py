@@ -439,7 +439,7 @@ def load_path(path: str, module: Optional[str] = None, stage: Optional[str] = No
 def module_summary(mod: DumpModule) -> dict:
     """id, name, helper, stages present, instructions per stage, entry signature (of the latest stage
     read), snapshots, pass files; a stage that cannot be read says why instead of a count."""
-    from .syntax.printer import shape_text
+    from .ir import shape_text
     counts: dict = {}
     signature = None
     for stage in mod.stages():
