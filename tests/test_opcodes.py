@@ -1,9 +1,16 @@
-"""The opcode table and the typed decoding of attributes."""
+"""The opcode table (and the walk that checks each entry's shape rule, kernel and README row) and the
+typed decoding of attributes."""
+import importlib
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 import hlo_interp
 from hlo_interp import ir
-from hlo_interp.opcodes import OPCODES, VARIADIC
+from hlo_interp.opcodes import OPCODES, VARIADIC, OpSpec
 
 # xla/hlo/ir/hlo_opcode.h (HLO_OPCODE_LIST), by arity (digest: ../shared/reference/xla-anchors.md §1b)
 XLA_OPCODES = {
@@ -34,6 +41,117 @@ def test_table_has_xlas_136_opcodes_with_their_arity():
     expected = {name: arity for arity, names in XLA_OPCODES.items() for name in names.split()}
     assert len(expected) == 136
     assert {n: op.arity for n, op in OPCODES.items()} == expected
+
+
+# --------------------------------------------------------------------------------------------------
+# The table walk: what each entry promises (its shape rule's module, its kernel's module, its README
+# row) the code keeps.  An opcode added to the table alone fails here, one line per missing piece.
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _opcode_table_tool():
+    spec = importlib.util.spec_from_file_location("opcode_table", ROOT / "tools" / "opcode_table.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    return tool
+
+
+def table_walk_problems(table=None) -> list[str]:
+    """One message per broken promise of the opcode table (empty when the code keeps them all)."""
+    from hlo_interp.ops.registry import KERNELS
+    from hlo_interp.shapes.infer import RULES
+    table = OPCODES if table is None else table
+    readme = (ROOT / "README.md").read_text()
+    problems = []
+    for name, spec in sorted(table.items()):
+        for what, package, module, registry, how in (
+                ("shape rule", "shapes", spec.rule_module, RULES, f"register({name!r}, rule)"),
+                ("kernel", "ops", spec.kernel_module, KERNELS, f"@kernel({name!r})")):
+            path = f"hlo_interp/{package}/{module}.py"
+            if not module:
+                if what == "kernel" and spec.no_kernel:
+                    continue  # declared: it has none, and the entry says why
+                problems.append(f"{name}: its entry names no {what} module"
+                                + (" (nor, with no_kernel=, why it has none)" if what == "kernel" else ""))
+                continue
+            try:
+                importlib.import_module(f"hlo_interp.{package}.{module}")
+            except ModuleNotFoundError:
+                problems.append(f"{name}: its entry names {path} for its {what}, which does not exist")
+                continue
+            fn = registry.get(name)
+            if fn is None:
+                problems.append(f"{name}: no {what}: {path} (named by its entry) registers none ({how})")
+            elif fn.__module__ != f"hlo_interp.{package}.{module}":
+                problems.append(f"{name}: its {what} is {fn.__module__}.{fn.__name__}, but its entry names {path}")
+        if f"| `{name}` |" not in readme:
+            problems.append(f"{name}: no row in README.md's opcode table (run python3 tools/opcode_table.py)")
+    return problems
+
+
+def test_every_opcode_has_its_shape_rule_kernel_and_readme_row():
+    problems = table_walk_problems()
+    assert not problems, "the opcode table and the code disagree:\n  " + "\n  ".join(problems)
+
+
+def test_readme_opcode_table_is_generated_from_the_table():
+    readme = (ROOT / "README.md").read_text()
+    assert _opcode_table_tool().render(readme) == readme, \
+        "README.md's opcode table is out of date: run python3 tools/opcode_table.py"
+    r = subprocess.run([sys.executable, str(ROOT / "tools" / "opcode_table.py"), "--check"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def _half_added(monkeypatch, **fields):
+    """The table with one more elementwise opcode, `frobnicate`, entered without anything else."""
+    spec = OpSpec("frobnicate", 1, family="elementwise", rule_module="elementwise", kernel_module="elementwise",
+                  **fields)
+    monkeypatch.setitem(OPCODES, "frobnicate", spec)
+    return spec
+
+
+def test_a_half_added_opcode_fails_the_walk_with_one_line_per_missing_piece(monkeypatch):
+    _half_added(monkeypatch)
+    problems = [p for p in table_walk_problems() if p.startswith("frobnicate")]
+    assert problems == [
+        "frobnicate: no shape rule: hlo_interp/shapes/elementwise.py (named by its entry) registers none "
+        "(register('frobnicate', rule))",
+        "frobnicate: no kernel: hlo_interp/ops/elementwise.py (named by its entry) registers none "
+        "(@kernel('frobnicate'))",
+        "frobnicate: no row in README.md's opcode table (run python3 tools/opcode_table.py)"]
+    monkeypatch.setitem(OPCODES, "frobnicate", OpSpec("frobnicate", 1, family="elementwise", rule_module="nowhere"))
+    assert [p for p in table_walk_problems() if p.startswith("frobnicate")][:2] == [
+        "frobnicate: its entry names hlo_interp/shapes/nowhere.py for its shape rule, which does not exist",
+        "frobnicate: its entry names no kernel module (nor, with no_kernel=, why it has none)"]
+    # declared without a kernel, with the reason: no kernel problem
+    monkeypatch.setitem(OPCODES, "frobnicate", OpSpec("frobnicate", 1, family="elementwise",
+                                                      rule_module="elementwise", no_kernel="not run yet"))
+    assert not any("kernel" in p for p in table_walk_problems() if p.startswith("frobnicate"))
+
+
+def test_a_half_added_opcode_is_a_located_check_finding_and_run_error(monkeypatch, tmp_path):
+    """`hlo check` and hlo_interp.run on a module using an opcode that has an entry and nothing else:
+    located messages, no traceback."""
+    from click.testing import CliRunner
+    from hlo_interp.cli import main
+    _half_added(monkeypatch, parser_infers=True)
+    path = tmp_path / "m.hlo"
+    path.write_text("HloModule m\n\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT f = f32[2] frobnicate(p)\n}\n")
+    r = CliRunner().invoke(main, ["check", str(path)])
+    assert r.exit_code == 1, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit)
+    assert f"{path}:5:8: error[E102]: frobnicate has no shape rule: its entry in the opcode table names " \
+           "hlo_interp/shapes/elementwise.py, which registers none for it" in r.output, r.output
+    # the parser's fill-in of an omitted shape: a located parse error
+    from hlo_interp.shapes import infer
+    monkeypatch.setattr(infer, "PARSER_CAN_INFER", infer.PARSER_CAN_INFER | {"frobnicate"})
+    with pytest.raises(hlo_interp.HloError, match=r"^<string>:5:8: error: failed to infer shape for opcode: frobnicate, error: frobnicate has no shape rule"):
+        hlo_interp.parse("HloModule m\n\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT f = frobnicate(p)\n}\n")
+    import numpy as np
+    with pytest.raises(hlo_interp.HloError, match=r"unsupported opcode 'frobnicate' \(line 5\)"):
+        hlo_interp.run(path.read_text(), np.zeros(2, np.float32))
 
 
 def instr(line: str, extra: str = "") -> ir.Instruction:

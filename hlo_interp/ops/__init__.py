@@ -1,17 +1,16 @@
-"""Evaluator kernels, one module per opcode family.  Importing this package registers them all
-(see registry.py for the contract)."""
+"""Evaluator kernels, one module per opcode family.  Each opcode's entry in the opcode table names the
+module that registers its kernel (OpSpec.kernel_module); `load_all()` imports the modules the table
+names (see registry.py for the kernel contract)."""
 from . import registry  # noqa: F401
 
-_FAMILIES = ("elementwise", "movement", "reduce", "dot", "control", "window", "gather_scatter", "sort",
-             "fft", "linalg", "rng", "batchnorm", "async_ops", "dynamic", "ragged", "collectives",
-             "custom_calls", "io", "shuffle")
+
+def kernel_modules() -> list[str]:
+    """The kernel modules the opcode table names, in table order."""
+    from ..opcodes import OPCODES
+    return list(dict.fromkeys(o.kernel_module for o in OPCODES.values() if o.kernel_module))
 
 
 def load_all() -> None:
     import importlib
-    for fam in _FAMILIES:
-        try:
-            importlib.import_module(f"{__name__}.{fam}")
-        except ModuleNotFoundError as e:  # a family not written yet
-            if e.name != f"{__name__}.{fam}":
-                raise
+    for name in kernel_modules():
+        importlib.import_module(f"{__name__}.{name}")

@@ -12,8 +12,8 @@ stable code (docs/check-codes.md lists them all with an example):
     E6xx  asynchronous pairs (*-start / *-update / *-done)
     Wxxx  suspicious but accepted by XLA;  Nxxx  notes (information, never a failure)
 
-Shape agreement (declared vs inferred) uses the shared shape rules of hlo_interp.shapes.infer; when
-that module is not available the rule is skipped.
+Shape agreement (declared vs inferred) uses the shape rules (hlo_interp.shapes.infer and the family
+modules beside it).
 """
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from typing import Iterable, Optional
 from .. import ir
 from ..diagnostics import caret_excerpt, location_text
 from ..opcodes import COMMON_ATTRS, OPCODES, opcodes_where, schema_for, split_async
+from .infer import ShapeError, infer_shape, shapes_compatible
 
 # --------------------------------------------------------------------------------------------------
 # Codes
@@ -195,19 +196,6 @@ def _compatible_local(a, b) -> bool:
         return (isinstance(a, ir.BufferShape) and isinstance(b, ir.BufferShape)
                 and _compatible_local(a.element, b.element))
     return a.element_type == b.element_type and tuple(a.dims) == tuple(b.dims)
-
-
-def _load_infer():
-    try:
-        from . import infer  # noqa: WPS433 - optional until the shape rules land
-    except Exception:  # noqa: BLE001 - a missing or half-written module: skip shape agreement
-        return None, _compatible_local, None
-    fn = getattr(infer, "infer_shape", None)
-    compat = getattr(infer, "shapes_compatible", None) or _compatible_local
-    err = getattr(infer, "ShapeError", None)
-    if fn is None or err is None:
-        return None, compat, None
-    return fn, compat, err
 
 
 def _is_scalar(s) -> bool:
@@ -1653,7 +1641,8 @@ def check(module: ir.Module, *, ignore: Iterable[str] = (), notes: bool = True,
     """Verify a module as XLA's HloVerifier would.  Returns the findings (empty when valid), in text order
     within each kind of check.  `ignore`: codes to drop; `notes`: keep severity-note findings;
     `shapes`: run the shape rules (declared vs inferred)."""
-    infer_fn, compat, shape_error = _load_infer() if shapes else (None, _compatible_local, None)
+    infer_fn, compat, shape_error = (infer_shape, shapes_compatible, ShapeError) if shapes else \
+        (None, _compatible_local, None)
     with ir.gc_paused():
         findings = _Checker(module, infer_fn, compat, shape_error, filename).run()
     skip = {c.strip().upper() for c in ignore if c and c.strip()}
