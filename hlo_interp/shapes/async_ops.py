@@ -7,7 +7,7 @@ from typing import Callable
 from .. import ir
 from .control import check_args
 from .infer import (U32_SCALAR, Ctx, Shape, ShapeError, compatible, human, kept, program_shape, register,
-                   rule_for, tuple_of)
+                   register_signature_check, rule_for, tuple_of)
 
 
 def _async_start_shape(c: Ctx, wrapped: Shape) -> Shape:
@@ -87,3 +87,22 @@ register("async-update", _async_update)
 register("async-done", _async_done)
 register("copy-start", _copy_start)
 register("copy-done", _copy_done)
+
+
+# --------------------------------------------------------------------------------------------------
+# Verifier checks beyond the shape rule (run by shapes/verify.py's checker, `chk`)
+
+def _signature_async_start(chk, comp, ins, callee, ops, et, shape) -> None:
+    if "calls" in callee:
+        chk.match_params(comp, ins, "calls", callee["calls"], ops)
+        if isinstance(shape, ir.TupleShape) and len(shape.elements) >= 2:
+            chk.match_result(comp, ins, "calls", callee["calls"], shape.elements[1], "the output (element {1})")
+
+
+def _signature_async_done(chk, comp, ins, callee, ops, et, shape) -> None:
+    if "calls" in callee:
+        chk.match_result(comp, ins, "calls", callee["calls"], shape)
+
+
+register_signature_check("async-start", _signature_async_start)
+register_signature_check("async-done", _signature_async_done)

@@ -5,7 +5,7 @@ from typing import Optional
 
 from .. import ir
 from .infer import (U32_SCALAR, Ctx, Shape, ShapeError, array, compatible, dynamic_of, human, kept, register,
-                   same_dims, tuple_of)
+                   register_signature_check, same_dims, tuple_of)
 
 
 def _group_mode(c: Ctx, *, has_global_ids: bool = True) -> str:
@@ -255,3 +255,14 @@ register("collective-permute", _collective_permute)
 register("collective-permute-start", _collective_permute_start)
 register("collective-permute-done", _collective_permute_done)
 register("collective-broadcast", _collective_broadcast)
+
+
+# --------------------------------------------------------------------------------------------------
+# Verifier checks beyond the shape rule (run by shapes/verify.py's checker, `chk`)
+
+def _signature_reducer(chk, comp, ins, callee, ops, et, shape) -> None:
+    if "to_apply" in callee:
+        chk.check_reducer(comp, ins, "to_apply", callee["to_apply"], 1)
+
+
+register_signature_check("all-reduce all-reduce-start reduce-scatter", _signature_reducer)

@@ -6,7 +6,8 @@ from typing import Optional
 
 from .. import ir
 from .infer import (PRED, S32, TOKEN_SHAPE, Ctx, Shape, ShapeError, array, compatible, computation_named,
-                   human, is_scalar, is_token, kept, program_shape, register, signature)
+                   human, is_scalar, is_token, kept, program_shape, register, register_check,
+                   register_signature_check, shape_str, signature, subshape)
 
 
 def _declared_only(c: Ctx) -> Optional[Shape]:
@@ -114,3 +115,119 @@ register("custom-call", _declared_only)
 register("opt-barrier", _opt_barrier)
 register("after-all", _after_all)
 register("add-dependency", _add_dependency)
+
+
+# --------------------------------------------------------------------------------------------------
+# Verifier checks beyond the shape rule (run by shapes/verify.py's checker, `chk`)
+
+# custom-call enumerations as XLA's parser takes them (any case; API_VERSION_UNSPECIFIED is refused)
+_CC_SCHEDULES = frozenset({"SCHEDULE_NONE", "SCHEDULE_LATEST", "SCHEDULE_EARLIEST"})
+_CC_API_VERSIONS = frozenset({"API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
+                              "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"})
+
+
+def _check_custom_call(chk, comp, ins, operand_shapes, shape) -> None:
+    # E115: enumerations XLA's parser checks (custom-call schedule and api_version)
+    for attr, known_values in (("schedule", _CC_SCHEDULES), ("api_version", _CC_API_VERSIONS)):
+        v = ins.attrs.get(attr)
+        if isinstance(v, str) and v.upper() not in known_values:
+            chk.add("E115", f"custom-call {attr}={v} is not one of {', '.join(sorted(known_values))}",
+                    chk.attr_loc(ins, attr), comp, ins)
+    _check_output_to_operand_aliasing(chk, comp, ins, operand_shapes, shape)
+
+
+def _check_output_to_operand_aliasing(chk, comp, ins, operand_shapes, shape) -> None:
+    # E114: output_to_operand_aliasing of custom-call and fusion
+    alias = ins.attrs.get("output_to_operand_aliasing")
+    if alias and shape is not None:
+        loc = chk.attr_loc(ins, "output_to_operand_aliasing")
+        for e in alias:
+            oi, pn, pi = tuple(e.output_index or ()), e.param_number, tuple(e.param_index or ())
+            where = f"output_to_operand_aliasing {{{','.join(map(str, oi))}}}: ({pn}, {{{','.join(map(str, pi))}}})"
+            if not 0 <= pn < len(operand_shapes):
+                chk.add("E114", f"{where}: operand {pn} does not exist ({ins.name} has {len(operand_shapes)} "
+                                f"operand(s))", loc, comp, ins)
+                break
+            osub, psub = subshape(shape, oi), subshape(operand_shapes[pn], pi) \
+                if operand_shapes[pn] is not None else None
+            if psub is None and operand_shapes[pn] is not None:
+                chk.add("E114", f"{where}: operand {pn} ({shape_str(operand_shapes[pn])}) has no element "
+                                f"{{{','.join(map(str, pi))}}}", loc, comp, ins)
+                break
+            if osub is None:
+                chk.add("E114", f"{where}: the output {shape_str(shape)} has no element "
+                                f"{{{','.join(map(str, oi))}}}", loc, comp, ins)
+                break
+            if psub is not None and not chk.compat(osub, psub):
+                chk.add("E114", f"{where}: the output {shape_str(osub)} and the operand {shape_str(psub)} "
+                                f"have different shapes", loc, comp, ins)
+                break
+
+
+def _check_after_all(chk, comp, ins, operand_shapes, shape) -> None:
+    # E102: every operand of after-all is a token (XlaBuilder and StableHLO require it)
+    for name, s_ in zip(ins.operands, operand_shapes):
+        if s_ is not None and not (isinstance(s_, ir.ArrayShape) and s_.element_type.name == "token"):
+            chk.add("E102", f"after-all: operand {name} is {shape_str(s_)}; every operand of after-all "
+                            f"must be a token", chk.operand_loc(ins, name), comp, ins)
+            break
+
+
+def _check_call(chk, comp, ins, operand_shapes, shape) -> None:
+    # E113: composite calls (ShapeVerifier::HandleCall)
+    if ins.attrs.get("is_composite") is True:
+        fa = ins.attrs.get("frontend_attributes")
+        fa = fa if isinstance(fa, dict) else {}
+        loc = chk.attr_loc(ins, "frontend_attributes") if fa else chk.attr_loc(ins, "is_composite")
+        name, attrs_, version = fa.get("composite.name"), fa.get("composite.attributes"), \
+            fa.get("composite.version")
+        problem = None
+        if not name:
+            problem = "a composite call needs frontend_attributes with a non-empty composite.name"
+        elif attrs_ is not None and not (getattr(attrs_, "text", attrs_) or ""):
+            problem = "composite.attributes must be non-empty (or left out: the default is {})"
+        elif version is not None and not (str(getattr(version, "text", version)).isdigit()):
+            problem = (f"composite.version must be a non-negative integer, is "
+                       f"\"{getattr(version, 'text', version)}\"")
+        if problem:
+            chk.add("E113", f"{ins.name}: {problem}", loc, comp, ins)
+
+
+def _signature_while(chk, comp, ins, callee, ops, et, shape) -> None:
+    s = ops[0] if ops else None
+    if "condition" in callee:
+        chk.match_params(comp, ins, "condition", callee["condition"], [s])
+        chk.check_predicate(comp, ins, "condition", callee["condition"], 1, scalars=False)
+    if "body" in callee:
+        chk.match_params(comp, ins, "body", callee["body"], [s])
+        chk.match_result(comp, ins, "body", callee["body"], s, "the operand (the loop state)")
+
+
+def _signature_conditional(chk, comp, ins, callee, ops, et, shape) -> None:
+    if "branch_computations" in ins.attrs:
+        names = [x for x in ins.attrs["branch_computations"]]
+        branches = [("branch_computations", chk.comps.get(n)) for n in names]
+    else:
+        branches = [("true_computation", callee.get("true_computation")),
+                    ("false_computation", callee.get("false_computation"))]
+    for i, (attr, c) in enumerate(branches):
+        if c is None or i + 1 >= len(ops):
+            continue
+        chk.match_params(comp, ins, attr, c, [ops[i + 1]])
+        chk.match_result(comp, ins, attr, c, shape)
+
+
+def _signature_call(chk, comp, ins, callee, ops, et, shape) -> None:
+    attr = "to_apply" if ins.opcode == "call" else "calls"
+    if attr in callee:
+        chk.match_params(comp, ins, attr, callee[attr], ops)
+        chk.match_result(comp, ins, attr, callee[attr], shape)
+
+
+register_check("custom-call", _check_custom_call)
+register_check("fusion", _check_output_to_operand_aliasing)
+register_check("after-all", _check_after_all)
+register_check("call", _check_call)
+register_signature_check("while", _signature_while)
+register_signature_check("conditional", _signature_conditional)
+register_signature_check("call fusion", _signature_call)

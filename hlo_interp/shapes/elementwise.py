@@ -7,7 +7,8 @@ from typing import Optional
 from .. import ir
 from ..opcodes import opcodes_where
 from .infer import (C128, C64, F32, F64, PRED, Ctx, Shape, ShapeError, array, dynamic_of, higher_precision,
-                   human, is_array, kept, register, same_dims, same_type_ignoring_fp, type_name, with_type)
+                   human, is_array, kept, register, register_check, same_dims, same_type_ignoring_fp,
+                   type_name, with_type)
 
 
 _FLOAT_ONLY = opcodes_where(lambda o: o.types == "float")
@@ -211,3 +212,26 @@ register("convert", _convert)
 register("bitcast-convert", _bitcast_convert)
 register("reduce-precision", _reduce_precision)
 register("stochastic-convert", _stochastic_convert)
+
+
+# --------------------------------------------------------------------------------------------------
+# Verifier checks beyond the shape rule (run by shapes/verify.py's checker, `chk`)
+
+def _check_compare(chk, comp, ins, operand_shapes, shape) -> None:
+    # E111: the comparison type fits the operands (CheckElementwiseInstruction)
+    if isinstance(ins.attrs.get("type"), str) and len(operand_shapes) == 2:
+        o = operand_shapes[1]
+        if isinstance(o, ir.ArrayShape):
+            t = ins.attrs["type"].upper()
+            kind = o.element_type.kind
+            if kind == "float":
+                ok, want = t in ("FLOAT", "TOTALORDER"), "FLOAT or TOTALORDER"
+            else:
+                want = {"sint": "SIGNED", "uint": "UNSIGNED", "pred": "UNSIGNED", "complex": "FLOAT"}.get(kind)
+                ok = want is None or t == want
+            if not ok:
+                chk.add("E111", f"compare of {o.element_type.name} operands takes type={want}, not type={t}",
+                        chk.attr_loc(ins, "type"), comp, ins)
+
+
+register_check("compare", _check_compare)

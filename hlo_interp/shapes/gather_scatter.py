@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from .reduce import verify_reducer
-from .infer import Ctx, Shape, ShapeError, array, dynamic_of, human, kept, register, same_dims, tuple_of
+from .infer import (Ctx, Shape, ShapeError, array, dynamic_of, human, kept, register,
+                   register_signature_check, same_dims, tuple_of)
 
 
 def _sorted_unique(xs: Sequence[int]) -> bool:
@@ -190,3 +191,15 @@ def _scatter(c: Ctx) -> Shape:
 
 register("gather", _gather)
 register("scatter", _scatter)
+
+
+# --------------------------------------------------------------------------------------------------
+# Verifier checks beyond the shape rule (run by shapes/verify.py's checker, `chk`)
+
+def _signature_scatter(chk, comp, ins, callee, ops, et, shape) -> None:
+    if "to_apply" in callee:
+        n = (len(ops) - 1) // 2
+        chk.check_reducer(comp, ins, "to_apply", callee["to_apply"], n, et[:n])
+
+
+register_signature_check("scatter", _signature_scatter)

@@ -195,6 +195,30 @@ def type_name(t: PrimitiveType) -> str:
     return t.name
 
 
+def shape_str(s) -> str:
+    """A shape in the verifier's messages: `f32[4,<=3]`, `?` when unknown."""
+    if s is None:
+        return "?"
+    if isinstance(s, ir.TupleShape):
+        return "(" + ", ".join(shape_str(e) for e in s.elements) + ")"
+    if isinstance(s, ir.BufferShape):
+        return f"b({shape_str(s.element)})"
+    dims = []
+    for i, d in enumerate(s.dims):
+        dyn = bool(s.dynamic and s.dynamic[i])
+        dims.append("?" if d == ir.UNBOUNDED and dyn else (f"<={d}" if dyn else str(d)))
+    return f"{s.element_type.name}[{','.join(dims)}]"
+
+
+def subshape(s, index: tuple[int, ...]):
+    """The element of a tuple shape at `index` (None when there is none)."""
+    for i in index:
+        if not isinstance(s, ir.TupleShape) or not 0 <= i < len(s.elements):
+            return None
+        s = s.elements[i]
+    return s
+
+
 # --------------------------------------------------------------------------------------------------
 # Rule context
 
@@ -330,6 +354,43 @@ def rule_for(opcode: str) -> Optional[Callable[[Ctx], Optional[Shape]]]:
     if suf == "-done":
         return rule_for("async-done")
     return None
+
+
+# Verifier checks beside the rules: a family module may register, for an opcode, the checks XLA's
+# ShapeVerifier makes beyond its shape rule (register_check: called by verify.py's checker as
+# check(chk, comp, ins, operand_shapes, shape), reporting through chk.add) and the checks of the
+# computations it calls (register_signature_check: check(chk, comp, ins, callees, operand_shapes,
+# operand_element_types, shape)).
+CHECKS: dict[str, Callable] = {}
+SIGNATURE_CHECKS: dict[str, Callable] = {}
+
+
+def register_check(names: str, check: Callable) -> None:
+    for n in names.split():
+        CHECKS[n] = check
+
+
+def register_signature_check(names: str, check: Callable) -> None:
+    for n in names.split():
+        SIGNATURE_CHECKS[n] = check
+
+
+def check_for(opcode: str) -> Optional[Callable]:
+    """The verifier's check of `opcode` beside its shape rule, or None."""
+    spec = OPCODES.get(opcode)
+    if spec is None:
+        return None
+    rule_module(spec.rule_module)
+    return CHECKS.get(opcode)
+
+
+def signature_check_for(opcode: str) -> Optional[Callable]:
+    """The verifier's check of the computations `opcode` calls, or None."""
+    spec = OPCODES.get(opcode)
+    if spec is None:
+        return None
+    rule_module(spec.rule_module)
+    return SIGNATURE_CHECKS.get(opcode)
 
 
 def infer_shape(ins: ir.Instruction, operand_shapes: Sequence[Shape], module: Optional[ir.Module]) -> Optional[Shape]:

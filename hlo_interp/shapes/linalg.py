@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .infer import (C128, C64, F32, F64, Ctx, Shape, ShapeError, array, dynamic_of, human, kept, register,
-                   type_name)
+                   register_check, type_name)
 
 
 def _fft(c: Ctx) -> Shape:
@@ -91,3 +91,17 @@ def _cholesky(c: Ctx) -> Shape:
 register("fft", _fft)
 register("triangular-solve", _triangular_solve)
 register("cholesky", _cholesky)
+
+
+# --------------------------------------------------------------------------------------------------
+# Verifier checks beyond the shape rule (run by shapes/verify.py's checker, `chk`)
+
+def _check_triangular_solve(chk, comp, ins, operand_shapes, shape) -> None:
+    # E105: triangular-solve's transpose_a has no usable default (TRANSPOSE_INVALID)
+    if "transpose_a" not in ins.attrs:
+        chk.add("E105", "attribute transpose_a is expected but not seen (triangular-solve): XLA's shape "
+                        "inference rejects the default TRANSPOSE_INVALID (write transpose_a=NO_TRANSPOSE)",
+                ins.loc, comp, ins)
+
+
+register_check("triangular-solve", _check_triangular_solve)

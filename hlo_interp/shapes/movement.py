@@ -6,7 +6,7 @@ from typing import Optional
 
 from .. import ir
 from .infer import (S32, Ctx, Shape, ShapeError, array, dynamic_of, higher_precision, human, is_array,
-                   is_scalar, kept, register, same_type_ignoring_fp, tuple_of, type_name)
+                   is_scalar, kept, register, register_check, same_type_ignoring_fp, tuple_of, type_name)
 
 
 def _parameter(c: Ctx) -> Optional[Shape]:
@@ -333,3 +333,16 @@ register("tuple", _tuple)
 register("get-tuple-element", _get_tuple_element)
 register("get-dimension-size", _get_dimension_size)
 register("set-dimension-size", _set_dimension_size)
+
+
+# --------------------------------------------------------------------------------------------------
+# Verifier checks beyond the shape rule (run by shapes/verify.py's checker, `chk`)
+
+def _check_iota(chk, comp, ins, operand_shapes, shape) -> None:
+    # E102: iota makes integral, floating-point or complex arrays (ShapeVerifier::HandleIota)
+    if isinstance(shape, ir.ArrayShape) and shape.element_type.kind not in ("sint", "uint", "float", "complex"):
+        chk.add("E102", f"iota of {shape.element_type.name}: XLA makes iotas of integral, floating-point and "
+                        f"complex types only", ins.loc, comp, ins)
+
+
+register_check("iota", _check_iota)

@@ -6,8 +6,8 @@ from typing import Sequence
 from .. import ir
 from ..types import PrimitiveType
 from .infer import (PRED, Ctx, Shape, ShapeError, array, compatible, compatible_fp, dynamic_of, human,
-                   is_array, is_scalar, kept, program_shape, register, same_dims, same_type_ignoring_fp,
-                   tuple_of)
+                   is_array, is_scalar, kept, program_shape, register, register_signature_check, same_dims,
+                   same_type_ignoring_fp, shape_str, tuple_of)
 
 
 def verify_reducer(c: Ctx, comp: ir.Computation, init_shapes: Sequence[Shape],
@@ -236,3 +236,33 @@ register("reduce-window", _reduce_window)
 register("select-and-scatter", _select_and_scatter)
 register("map", _map)
 register("scan", _scan)
+
+
+# --------------------------------------------------------------------------------------------------
+# Verifier checks beyond the shape rule (run by shapes/verify.py's checker, `chk`)
+
+def _signature_reduce(chk, comp, ins, callee, ops, et, shape) -> None:
+    if "to_apply" in callee:
+        n = len(ops) // 2
+        chk.check_reducer(comp, ins, "to_apply", callee["to_apply"], n, et[n:])
+
+
+def _signature_select_and_scatter(chk, comp, ins, callee, ops, et, shape) -> None:
+    if "select" in callee:
+        chk.check_predicate(comp, ins, "select", callee["select"], 2, [et[0], et[0]] if et else None)
+    if "scatter" in callee:
+        chk.check_reducer(comp, ins, "scatter", callee["scatter"], 1, [et[1]] if len(et) > 1 else None)
+
+
+def _signature_map(chk, comp, ins, callee, ops, et, shape) -> None:
+    if "to_apply" in callee:
+        ps = chk.expect_params(comp, ins, "to_apply", callee["to_apply"], len(ops))
+        for i, p in enumerate(ps):
+            if p is not None and not (isinstance(p, ir.ArrayShape) and not p.dims):
+                chk.sig_error(comp, ins, "to_apply", f"to_apply={callee['to_apply'].name}: parameter {i} "
+                                                     f"must be a scalar, is {shape_str(p)}")
+
+
+register_signature_check("reduce reduce-window", _signature_reduce)
+register_signature_check("select-and-scatter", _signature_select_and_scatter)
+register_signature_check("map", _signature_map)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .infer import (PRED, S32, Ctx, Shape, ShapeError, array, compatible, compatible_fp, dynamic_of, human,
-                   kept, program_shape, register, same_dims, tuple_of, type_name)
+                   kept, program_shape, register, register_signature_check, same_dims, tuple_of, type_name)
 
 
 def _sort(c: Ctx) -> Shape:
@@ -49,3 +49,20 @@ def _topk(c: Ctx) -> Shape:
 
 register("sort", _sort)
 register("topk", _topk)
+
+
+# --------------------------------------------------------------------------------------------------
+# Verifier checks beyond the shape rule (run by shapes/verify.py's checker, `chk`)
+
+def _signature_sort(chk, comp, ins, callee, ops, et, shape) -> None:
+    if "to_apply" in callee:
+        chk.check_predicate(comp, ins, "to_apply", callee["to_apply"], 2 * len(ops), [t for t in et for _ in (0, 1)])
+
+
+def _signature_topk(chk, comp, ins, callee, ops, et, shape) -> None:
+    if "to_apply" in callee:
+        chk.check_predicate(comp, ins, "to_apply", callee["to_apply"], 2, [et[0], et[0]] if et else None)
+
+
+register_signature_check("sort", _signature_sort)
+register_signature_check("topk", _signature_topk)

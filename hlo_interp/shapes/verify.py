@@ -12,8 +12,11 @@ stable code (docs/check-codes.md lists them all with an example):
     E6xx  asynchronous pairs (*-start / *-update / *-done)
     Wxxx  suspicious but accepted by XLA;  Nxxx  notes (information, never a failure)
 
-Shape agreement (declared vs inferred) uses the shape rules (hlo_interp.shapes.infer and the family
-modules beside it).
+This module holds the finding codes, the driver and the module-level rules (names, parameters and
+ROOT, layouts, collectives, called computations, async pairs, channels, the header).  Shape agreement
+(declared vs inferred) uses the shape rules (infer.py and the family modules beside it); an opcode's
+own checks beyond its shape rule (ShapeVerifier's per-opcode handlers) and the checks of the
+computations it calls live beside its shape rule too (register_check, register_signature_check).
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ from typing import Iterable, Optional
 from .. import ir
 from ..diagnostics import caret_excerpt, location_text
 from ..opcodes import COMMON_ATTRS, OPCODES, opcodes_where, schema_for, split_async
-from .infer import ShapeError, infer_shape, shapes_compatible
+from .infer import ShapeError, check_for, infer_shape, shape_str, shapes_compatible, subshape, signature_check_for
 
 # --------------------------------------------------------------------------------------------------
 # Codes
@@ -173,20 +176,6 @@ class Finding:
 # --------------------------------------------------------------------------------------------------
 # Shapes: text and compatibility (layout-insensitive, like ShapeUtil::Compatible)
 
-def shape_str(s) -> str:
-    if s is None:
-        return "?"
-    if isinstance(s, ir.TupleShape):
-        return "(" + ", ".join(shape_str(e) for e in s.elements) + ")"
-    if isinstance(s, ir.BufferShape):
-        return f"b({shape_str(s.element)})"
-    dims = []
-    for i, d in enumerate(s.dims):
-        dyn = bool(s.dynamic and s.dynamic[i])
-        dims.append("?" if d == ir.UNBOUNDED and dyn else (f"<={d}" if dyn else str(d)))
-    return f"{s.element_type.name}[{','.join(dims)}]"
-
-
 def _compatible_local(a, b) -> bool:
     if isinstance(a, ir.TupleShape) or isinstance(b, ir.TupleShape):
         return (isinstance(a, ir.TupleShape) and isinstance(b, ir.TupleShape)
@@ -206,14 +195,6 @@ def _leaves(s) -> list:
     if isinstance(s, ir.TupleShape):
         return list(s.elements)
     return [s]
-
-
-def _subshape(s, index: tuple[int, ...]):
-    for i in index:
-        if not isinstance(s, ir.TupleShape) or not 0 <= i < len(s.elements):
-            return None
-        s = s.elements[i]
-    return s
 
 
 def _leaf_count(shape) -> int:
@@ -435,10 +416,6 @@ _CALLERS_WITH_COMPS = {"comp", "comps"}
 _ASYNC_PAIRS = {n: o.async_done for n, o in OPCODES.items() if o.async_done}
 _DONE_OF = {v: k for k, v in _ASYNC_PAIRS.items()}
 _UNIFORM_GROUPS_EXEMPT = opcodes_where(lambda o: not o.same_size_groups)
-# custom-call enumerations as XLA's parser takes them (any case; API_VERSION_UNSPECIFIED is refused)
-_CC_SCHEDULES = frozenset({"SCHEDULE_NONE", "SCHEDULE_LATEST", "SCHEDULE_EARLIEST"})
-_CC_API_VERSIONS = frozenset({"API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
-                              "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"})
 # CheckReplicaGroups runs for these; the first five pass use_global_device_ids to the group mode
 _GROUP_CHECKED = opcodes_where(lambda o: o.group_checked)
 _GLOBAL_IDS_FLAG = opcodes_where(lambda o: "use_global_device_ids" in o.attr_names)
@@ -780,86 +757,10 @@ class _Checker:
         if operand_shapes is None:
             return
         self.check_parser_rules(comp, ins, operand_shapes)
-        # E115: enumerations XLA's parser checks (custom-call schedule and api_version)
-        if op == "custom-call":
-            for attr, known_values in (("schedule", _CC_SCHEDULES), ("api_version", _CC_API_VERSIONS)):
-                v = ins.attrs.get(attr)
-                if isinstance(v, str) and v.upper() not in known_values:
-                    self.add("E115", f"custom-call {attr}={v} is not one of {', '.join(sorted(known_values))}",
-                             self.attr_loc(ins, attr), comp, ins)
-        # E111: the comparison type fits the operands (CheckElementwiseInstruction)
-        if op == "compare" and isinstance(ins.attrs.get("type"), str) and len(operand_shapes) == 2:
-            o = operand_shapes[1]
-            if isinstance(o, ir.ArrayShape):
-                t = ins.attrs["type"].upper()
-                kind = o.element_type.kind
-                if kind == "float":
-                    ok, want = t in ("FLOAT", "TOTALORDER"), "FLOAT or TOTALORDER"
-                else:
-                    want = {"sint": "SIGNED", "uint": "UNSIGNED", "pred": "UNSIGNED", "complex": "FLOAT"}.get(kind)
-                    ok = want is None or t == want
-                if not ok:
-                    self.add("E111", f"compare of {o.element_type.name} operands takes type={want}, not type={t}",
-                             self.attr_loc(ins, "type"), comp, ins)
-        # E102: every operand of after-all is a token (XlaBuilder and StableHLO require it)
-        if op == "after-all":
-            for name, s_ in zip(ins.operands, operand_shapes):
-                if s_ is not None and not (isinstance(s_, ir.ArrayShape) and s_.element_type.name == "token"):
-                    self.add("E102", f"after-all: operand {name} is {shape_str(s_)}; every operand of after-all "
-                                     f"must be a token", self.operand_loc(ins, name), comp, ins)
-                    break
-        # E102: iota makes integral, floating-point or complex arrays (ShapeVerifier::HandleIota)
-        if op == "iota" and isinstance(shape, ir.ArrayShape) and shape.element_type.kind not in (
-                "sint", "uint", "float", "complex"):
-            self.add("E102", f"iota of {shape.element_type.name}: XLA makes iotas of integral, floating-point and "
-                             f"complex types only", ins.loc, comp, ins)
-        # E105: triangular-solve's transpose_a has no usable default (TRANSPOSE_INVALID)
-        if op == "triangular-solve" and "transpose_a" not in ins.attrs:
-            self.add("E105", "attribute transpose_a is expected but not seen (triangular-solve): XLA's shape "
-                             "inference rejects the default TRANSPOSE_INVALID (write transpose_a=NO_TRANSPOSE)",
-                     ins.loc, comp, ins)
-        # E113: composite calls (ShapeVerifier::HandleCall)
-        if op == "call" and ins.attrs.get("is_composite") is True:
-            fa = ins.attrs.get("frontend_attributes")
-            fa = fa if isinstance(fa, dict) else {}
-            loc = self.attr_loc(ins, "frontend_attributes") if fa else self.attr_loc(ins, "is_composite")
-            name, attrs_, version = fa.get("composite.name"), fa.get("composite.attributes"), \
-                fa.get("composite.version")
-            problem = None
-            if not name:
-                problem = "a composite call needs frontend_attributes with a non-empty composite.name"
-            elif attrs_ is not None and not (getattr(attrs_, "text", attrs_) or ""):
-                problem = "composite.attributes must be non-empty (or left out: the default is {})"
-            elif version is not None and not (str(getattr(version, "text", version)).isdigit()):
-                problem = (f"composite.version must be a non-negative integer, is "
-                           f"\"{getattr(version, 'text', version)}\"")
-            if problem:
-                self.add("E113", f"{ins.name}: {problem}", loc, comp, ins)
-        # E114: output_to_operand_aliasing of custom-call and fusion
-        alias = ins.attrs.get("output_to_operand_aliasing")
-        if alias and op in ("custom-call", "fusion") and shape is not None:
-            loc = self.attr_loc(ins, "output_to_operand_aliasing")
-            for e in alias:
-                oi, pn, pi = tuple(e.output_index or ()), e.param_number, tuple(e.param_index or ())
-                where = f"output_to_operand_aliasing {{{','.join(map(str, oi))}}}: ({pn}, {{{','.join(map(str, pi))}}})"
-                if not 0 <= pn < len(operand_shapes):
-                    self.add("E114", f"{where}: operand {pn} does not exist ({ins.name} has {len(operand_shapes)} "
-                                     f"operand(s))", loc, comp, ins)
-                    break
-                osub, psub = _subshape(shape, oi), _subshape(operand_shapes[pn], pi) \
-                    if operand_shapes[pn] is not None else None
-                if psub is None and operand_shapes[pn] is not None:
-                    self.add("E114", f"{where}: operand {pn} ({shape_str(operand_shapes[pn])}) has no element "
-                                     f"{{{','.join(map(str, pi))}}}", loc, comp, ins)
-                    break
-                if osub is None:
-                    self.add("E114", f"{where}: the output {shape_str(shape)} has no element "
-                                     f"{{{','.join(map(str, oi))}}}", loc, comp, ins)
-                    break
-                if psub is not None and not self.compat(osub, psub):
-                    self.add("E114", f"{where}: the output {shape_str(osub)} and the operand {shape_str(psub)} "
-                                     f"have different shapes", loc, comp, ins)
-                    break
+        # the opcode's own checks (beside its shape rule, as XLA's ShapeVerifier has a handler per opcode)
+        check = check_for(op)
+        if check is not None:
+            check(self, comp, ins, operand_shapes, shape)
 
     def check_parser_rules(self, comp, ins, operand_shapes) -> None:
         """What XLA's parser itself refuses in a module that parses as text (hlo_parser.cc)."""
@@ -1285,66 +1186,14 @@ class _Checker:
                                             f"{ins.name} is {shape_str(shape)}")
 
     def check_signature(self, comp, ins, calls, ops) -> None:
-        op = ins.opcode
-        base, suffix = split_async(op)
+        """The computations an instruction calls fit it: the opcode's signature check, beside its shape
+        rule (it reports through sig_error and the helpers above)."""
+        check = signature_check_for(ins.opcode)
+        if check is None:
+            return
         shape = self.shapes.get((comp.name, ins.name))
         et = [s.element_type if isinstance(s, ir.ArrayShape) else None for s in ops]
-        callee = {a: c for a, c in calls}
-        if op in ("reduce", "reduce-window") and "to_apply" in callee:
-            n = len(ops) // 2
-            self.check_reducer(comp, ins, "to_apply", callee["to_apply"], n, et[n:])
-        elif op in ("all-reduce", "all-reduce-start", "reduce-scatter") and "to_apply" in callee:
-            self.check_reducer(comp, ins, "to_apply", callee["to_apply"], 1)
-        elif op == "scatter" and "to_apply" in callee:
-            n = (len(ops) - 1) // 2
-            self.check_reducer(comp, ins, "to_apply", callee["to_apply"], n, et[:n])
-        elif op == "select-and-scatter":
-            if "select" in callee:
-                self.check_predicate(comp, ins, "select", callee["select"], 2, [et[0], et[0]] if et else None)
-            if "scatter" in callee:
-                self.check_reducer(comp, ins, "scatter", callee["scatter"], 1, [et[1]] if len(et) > 1 else None)
-        elif op == "map" and "to_apply" in callee:
-            ps = self.expect_params(comp, ins, "to_apply", callee["to_apply"], len(ops))
-            for i, p in enumerate(ps):
-                if p is not None and not _is_scalar(p):
-                    self.sig_error(comp, ins, "to_apply", f"to_apply={callee['to_apply'].name}: parameter {i} "
-                                                          f"must be a scalar, is {shape_str(p)}")
-        elif op == "sort" and "to_apply" in callee:
-            self.check_predicate(comp, ins, "to_apply", callee["to_apply"], 2 * len(ops),
-                                 [t for t in et for _ in (0, 1)])
-        elif op == "topk" and "to_apply" in callee:
-            self.check_predicate(comp, ins, "to_apply", callee["to_apply"], 2, [et[0], et[0]] if et else None)
-        elif op == "while":
-            s = ops[0] if ops else None
-            if "condition" in callee:
-                self.match_params(comp, ins, "condition", callee["condition"], [s])
-                self.check_predicate(comp, ins, "condition", callee["condition"], 1, scalars=False)
-            if "body" in callee:
-                self.match_params(comp, ins, "body", callee["body"], [s])
-                self.match_result(comp, ins, "body", callee["body"], s, "the operand (the loop state)")
-        elif op == "conditional":
-            if "branch_computations" in ins.attrs:
-                names = [x for x in ins.attrs["branch_computations"]]
-                branches = [("branch_computations", self.comps.get(n)) for n in names]
-            else:
-                branches = [("true_computation", callee.get("true_computation")),
-                            ("false_computation", callee.get("false_computation"))]
-            for i, (attr, c) in enumerate(branches):
-                if c is None or i + 1 >= len(ops):
-                    continue
-                self.match_params(comp, ins, attr, c, [ops[i + 1]])
-                self.match_result(comp, ins, attr, c, shape)
-        elif op in ("call", "fusion") and ("to_apply" in callee or "calls" in callee):
-            attr = "to_apply" if op == "call" else "calls"
-            self.match_params(comp, ins, attr, callee[attr], ops)
-            self.match_result(comp, ins, attr, callee[attr], shape)
-        elif op == "async-start" and "calls" in callee:
-            self.match_params(comp, ins, "calls", callee["calls"], ops)
-            if isinstance(shape, ir.TupleShape) and len(shape.elements) >= 2:
-                self.match_result(comp, ins, "calls", callee["calls"], shape.elements[1],
-                                  "the output (element {1})")
-        elif op == "async-done" and "calls" in callee:
-            self.match_result(comp, ins, "calls", callee["calls"], shape)
+        check(self, comp, ins, {a: c for a, c in calls}, ops, et, shape)
 
     # ---- async pairs (VerifyAsynchronousInstructionPairs)
     def check_async_pairs(self) -> None:
@@ -1576,7 +1425,7 @@ class _Checker:
                     self.add("E502", f"{where}: output {{{','.join(map(str, oi))}}} is aliased twice", loc)
                     continue
                 outs.add(oi)
-                osub = _subshape(root, oi) if root is not None else None
+                osub = subshape(root, oi) if root is not None else None
                 if root is not None and osub is None:
                     self.add("E502", f"{where}: the output has no element {{{','.join(map(str, oi))}}} "
                                      f"(output shape {shape_str(root)})", loc)
@@ -1585,7 +1434,7 @@ class _Checker:
                     self.add("E502", f"{where}: parameter {e.param_number} does not exist ({entry.name} has "
                                      f"{len(params)} parameter(s))", loc)
                     continue
-                psub = _subshape(params[e.param_number], tuple(e.param_index)) \
+                psub = subshape(params[e.param_number], tuple(e.param_index)) \
                     if params[e.param_number] is not None else None
                 if params[e.param_number] is not None and psub is None:
                     self.add("E502", f"{where}: parameter {e.param_number} has no element "
@@ -1618,13 +1467,13 @@ class _Checker:
                     self.add("E503", f"buffer_donor ({e.param_number}, ...): parameter {e.param_number} does "
                                      f"not exist ({entry.name} has {len(params)} parameter(s))", loc)
                 elif params[e.param_number] is not None and \
-                        _subshape(params[e.param_number], tuple(e.param_index)) is None:
+                        subshape(params[e.param_number], tuple(e.param_index)) is None:
                     self.add("E503", f"buffer_donor ({e.param_number}, {{{','.join(map(str, e.param_index))}}}): "
                                      f"parameter {e.param_number} has no such element", loc)
-                elif isinstance(_subshape(params[e.param_number], tuple(e.param_index)), ir.TupleShape):
+                elif isinstance(subshape(params[e.param_number], tuple(e.param_index)), ir.TupleShape):
                     self.add("E503", f"buffer_donor ({e.param_number}, {{{','.join(map(str, e.param_index))}}}): "
                                      f"a donated buffer must be an array, this one is the tuple "
-                                     f"{shape_str(_subshape(params[e.param_number], tuple(e.param_index)))}", loc)
+                                     f"{shape_str(subshape(params[e.param_number], tuple(e.param_index)))}", loc)
                 elif any(a.param_number == e.param_number and tuple(a.param_index) == tuple(e.param_index)
                          for a in (alias or ())):
                     self.add("E503", f"buffer_donor ({e.param_number}, {{{','.join(map(str, e.param_index))}}}): "
