@@ -71,9 +71,6 @@ class OpSpec:
         return tuple(a.name for a in self.attrs)
 
 
-Op = OpSpec  # the older name
-
-
 def _specs(text: str) -> tuple[AttrSpec, ...]:
     out = []
     for part in text.split():
@@ -352,10 +349,6 @@ HEADER_ATTRS = _specs(
 COMPUTATION_ATTRS = _specs("execution_thread:string")
 
 ASYNC_SUFFIXES = ("-start", "-update", "-done")
-
-
-def lookup(opcode: str) -> Optional[Op]:
-    return OPCODES.get(opcode)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -109,6 +109,18 @@ def test_every_opcode_has_its_shape_rule_kernel_and_readme_row():
     assert not problems, "the opcode table and the code disagree:\n  " + "\n  ".join(problems)
 
 
+def test_entries_are_well_formed():
+    """The values an entry's fields take are the ones the code reads."""
+    for name, spec in OPCODES.items():
+        assert spec.name == name
+        assert spec.types in ("", "float", "float|complex", "no-pred"), name
+        assert spec.cost in ("", "free", "elementwise"), name
+        assert not spec.transcendental or spec.cost == "elementwise", name
+        assert not spec.async_done or (name.endswith("-start") and spec.async_done in OPCODES), name
+        assert set(spec.label_attrs) <= set(spec.attr_names), name
+        assert not (spec.foldable and spec.side_effect), name
+
+
 def test_readme_opcode_table_is_generated_from_the_table():
     readme = (ROOT / "README.md").read_text()
     assert _opcode_table_tool().render(readme) == readme, \
@@ -158,6 +170,12 @@ def test_a_half_added_opcode_is_a_located_check_finding_and_run_error(monkeypatc
     assert r.exception is None or isinstance(r.exception, SystemExit)
     assert f"{path}:5:8: error[E102]: frobnicate has no shape rule: its entry in the opcode table names " \
            "hlo_interp/shapes/elementwise.py, which registers none for it" in r.output, r.output
+    monkeypatch.setitem(OPCODES, "frobnicate", OpSpec("frobnicate", 1, family="elementwise", rule_module="nowhere"))
+    r = CliRunner().invoke(main, ["check", str(path)])
+    assert r.exit_code == 1 and (r.exception is None or isinstance(r.exception, SystemExit)), r.output
+    assert f"{path}:5:8: error[E102]: frobnicate has no shape rule: its entry in the opcode table names " \
+           "hlo_interp/shapes/nowhere.py, which does not exist" in r.output, r.output
+    _half_added(monkeypatch, parser_infers=True)
     # the parser's fill-in of an omitted shape: a located parse error
     from hlo_interp.shapes import infer
     monkeypatch.setattr(infer, "PARSER_CAN_INFER", infer.PARSER_CAN_INFER | {"frobnicate"})

@@ -326,6 +326,17 @@ def rule_module(name: str):
     return importlib.import_module(f"{__package__}.{name}")
 
 
+def _load_family(spec):
+    """The family module an entry names, or None when there is no such module (a half-added opcode:
+    its rule is reported missing, located, instead of an import traceback)."""
+    try:
+        return rule_module(spec.rule_module)
+    except ModuleNotFoundError as e:
+        if e.name != f"{__package__}.{spec.rule_module}":
+            raise
+        return None
+
+
 def load_all() -> None:
     """Import every family module the opcode table names (then RULES holds every rule)."""
     for name in sorted({o.rule_module for o in OPCODES.values()}):
@@ -339,9 +350,10 @@ def rule_for(opcode: str) -> Optional[Callable[[Ctx], Optional[Shape]]]:
     spec = OPCODES.get(opcode)
     if spec is not None:
         rule = RULES.get(opcode)
-        if rule is None:
-            rule_module(spec.rule_module)
-            rule = RULES.get(opcode)
+        if rule is None and _load_family(spec) is None:
+            raise ShapeError(f"{opcode} has no shape rule: its entry in the opcode table names "
+                             f"hlo_interp/shapes/{spec.rule_module}.py, which does not exist")
+        rule = RULES.get(opcode)
         if rule is None:
             raise ShapeError(f"{opcode} has no shape rule: its entry in the opcode table names "
                              f"hlo_interp/shapes/{spec.rule_module}.py, which registers none for it")
@@ -378,18 +390,16 @@ def register_signature_check(names: str, check: Callable) -> None:
 def check_for(opcode: str) -> Optional[Callable]:
     """The verifier's check of `opcode` beside its shape rule, or None."""
     spec = OPCODES.get(opcode)
-    if spec is None:
+    if spec is None or _load_family(spec) is None:
         return None
-    rule_module(spec.rule_module)
     return CHECKS.get(opcode)
 
 
 def signature_check_for(opcode: str) -> Optional[Callable]:
     """The verifier's check of the computations `opcode` calls, or None."""
     spec = OPCODES.get(opcode)
-    if spec is None:
+    if spec is None or _load_family(spec) is None:
         return None
-    rule_module(spec.rule_module)
     return SIGNATURE_CHECKS.get(opcode)
 
 
