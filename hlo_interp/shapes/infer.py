@@ -326,15 +326,20 @@ def rule_module(name: str):
     return importlib.import_module(f"{__package__}.{name}")
 
 
+_LOADED: dict[str, object] = {}
+
+
 def _load_family(spec):
     """The family module an entry names, or None when there is no such module (a half-added opcode:
     its rule is reported missing, located, instead of an import traceback)."""
-    try:
-        return rule_module(spec.rule_module)
-    except ModuleNotFoundError as e:
-        if e.name != f"{__package__}.{spec.rule_module}":
-            raise
-        return None
+    module = _LOADED.get(spec.rule_module)
+    if module is None:
+        try:
+            module = _LOADED[spec.rule_module] = rule_module(spec.rule_module)
+        except ModuleNotFoundError as e:
+            if e.name != f"{__package__}.{spec.rule_module}":
+                raise
+    return module
 
 
 def load_all() -> None:
