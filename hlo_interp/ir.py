@@ -497,6 +497,19 @@ class Instruction:
     attr_locs: dict[str, Location] = field(default_factory=dict)
     unknown_attrs: tuple[str, ...] = ()  # names of attrs the opcode table does not know
     operand_shapes: Optional[list] = None  # shapes written before operand names, when any
+    # Where each operand is written (offsets in loc's source: the name, or a nested instruction's
+    # opcode); () when the instruction was not parsed.  The parser may record just the start of a
+    # plain `%a, %b` list (an int, what most instructions of a dump have): resolved when first asked.
+    operand_offsets: Union[tuple[int, ...], int] = ()
+
+    def operand_loc(self, k: int) -> Optional[Location]:
+        """Where operand k is written, when the instruction was parsed."""
+        offsets = self.operand_offsets
+        if self.loc is None:
+            return None
+        if isinstance(offsets, int):
+            offsets = self.operand_offsets = _name_list_offsets(self.loc._source.text, offsets, len(self.operands))
+        return Location(self.loc._source, offsets[k]) if k < len(offsets) else None
 
     def _key(self):
         return (self.name, self.opcode, self.shape, tuple(self.operands), self.attrs, self.literal,
@@ -511,6 +524,18 @@ class Instruction:
         return f"<Instruction {self.name} = {self.opcode}({', '.join(self.operands)})>"
 
 
+def _name_list_offsets(text: str, start: int, n: int) -> tuple[int, ...]:
+    """Where each of the n names of a plain `%a, %b` list starting at text[start] begins."""
+    out = []
+    k = start
+    for _ in range(n):
+        while text[k] in " \t":
+            k += 1
+        out.append(k)
+        k = text.find(",", k) + 1
+    return tuple(out)
+
+
 @dataclass(eq=False)
 class Computation:
     name: str
@@ -520,6 +545,10 @@ class Computation:
     result_shape: Optional[Shape] = None  # the signature's result
     attrs: dict[str, Any] = field(default_factory=dict)  # execution_thread=...
     loc: Optional[Location] = None
+    # Where the signature's parameters and result are written, when the text has a signature.
+    param_locs: Optional[list[Location]] = None
+    result_loc: Optional[Location] = None
+    root_marked: Optional[bool] = None  # whether the text marks an instruction ROOT (None: not parsed)
 
     @property
     def root(self) -> Instruction:
@@ -585,6 +614,11 @@ class Module:
     stack_frames: StackFrameTables = field(default_factory=StackFrameTables)
     has_header: bool = True
     filename: Optional[str] = None
+    loc: Optional[Location] = None  # the `HloModule` keyword
+    attr_locs: dict[str, Location] = field(default_factory=dict)  # header attributes, by name
+    # where entry_computation_layout's parameters and result are written
+    entry_layout_param_locs: Optional[list[Location]] = None
+    entry_layout_result_loc: Optional[Location] = None
 
     @property
     def entry(self) -> Computation:

@@ -19,14 +19,23 @@ CORPUS = Path(__file__).parent / "corpus"
 
 def _key(m) -> str:
     """Every field of the parsed module, instruction locations and literal bytes included."""
-    out = [repr((m.name, m.attrs, m.has_header, m.stack_frames._key()))]
+    def off(loc):
+        return None if loc is None else loc.offset
+
+    def offs(locs):
+        return None if locs is None else [x.offset for x in locs]
+
+    out = [repr((m.name, m.attrs, m.has_header, m.stack_frames._key(), off(m.loc),
+                 {k: v.offset for k, v in m.attr_locs.items()}, offs(m.entry_layout_param_locs),
+                 off(m.entry_layout_result_loc)))]
     for c in m.computations:
-        out.append(repr((c.name, c.is_entry, c.params, c.result_shape, c.attrs,
-                         c.loc.offset if c.loc else None)))
+        out.append(repr((c.name, c.is_entry, c.params, c.result_shape, c.attrs, off(c.loc),
+                         offs(c.param_locs), off(c.result_loc), c.root_marked)))
         for i in c.instructions:
             out.append(repr((i.name, i.opcode, i.shape, i.operands, i.attrs, i.parameter_number, i.is_root,
-                             i.loc.offset if i.loc else None, {k: v.offset for k, v in i.attr_locs.items()},
-                             i.unknown_attrs, i.operand_shapes)))
+                             off(i.loc), {k: v.offset for k, v in i.attr_locs.items()},
+                             i.unknown_attrs, i.operand_shapes,
+                             [off(i.operand_loc(k)) for k in range(len(i.operands))])))
             lit = i.literal
             if lit is not None:
                 vals = lit.value if isinstance(lit.value, tuple) else (lit,)
@@ -221,3 +230,32 @@ def test_big_dense_literals_exact():
     ints = rng.integers(-2**31, 2**31, 5000)
     m = hlo_interp.parse("ENTRY e {\n  ROOT c = s32[5000]{0} constant({" + ",".join(map(str, ints)) + "})\n}\n")
     assert m.entry.root.literal.value.tolist() == ints.tolist()
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_locations_point_at_what_is_written(fast, monkeypatch):
+    """Operands, header attributes and signature parts are located where the text writes them (the
+    verifier reports there without reading the text again)."""
+    monkeypatch.setattr(P, "FAST_TOKENS", fast)
+    nested = DUMP.replace("%t = f32[2,3]{0,1} transpose(%Arg_0.1)",
+                          "%t = f32[2,3]{0,1} transpose(f32[2,3] negate(f32[2,3] %Arg_0.1))")
+    for text in (DUMP, nested):
+        m = hlo_interp.parse(text)
+        assert text.startswith("HloModule", m.loc.offset)
+        for name, loc in m.attr_locs.items():
+            assert text.startswith(name + "=", loc.offset)
+        assert [text[x.offset:x.offset + 7] for x in m.entry_layout_param_locs] == ["f32[2,3", "s32[])-"]
+        assert text.startswith("f32[2,3]{1,0}}", m.entry_layout_result_loc.offset)
+        for c in m.computations:
+            assert [text[x.offset:].split(":")[0] for x in c.param_locs] == [p for p, _ in c.params]
+            assert text.startswith("f32[2,3] {", c.result_loc.offset)
+            assert c.root_marked
+            for ins in c.instructions:
+                for k, name in enumerate(ins.operands):
+                    at = ins.operand_loc(k).offset
+                    if name.endswith(".anon"):  # a nested operand: its opcode
+                        assert text.startswith(name[:-len(".anon")] + "(", at)
+                    else:
+                        assert text.startswith("%" + name, at), (ins.name, name, text[at:at + 20])
+    m = hlo_interp.parse(DUMP.replace("ROOT %fusion", "%fusion"))
+    assert m.entry.root_marked is False and m.computations[0].root_marked

@@ -20,8 +20,6 @@ computations it calls live beside its shape rule too (register_check, register_s
 """
 from __future__ import annotations
 
-import functools
-import re
 from dataclasses import asdict, dataclass
 from typing import Iterable, Optional
 
@@ -351,66 +349,8 @@ def _byte_size(s) -> Optional[int]:
     return None
 
 
-def _skip_space_comments(text: str, k: int) -> int:
-    while True:
-        while k < len(text) and text[k] in " \t\r\n":
-            k += 1
-        if text.startswith("/*", k) and text.find("*/", k) > 0:
-            k = text.find("*/", k) + 2
-        else:
-            return k
-
-
-def _group_items(text: str, i: int) -> Optional[tuple[list[int], int]]:
-    """Offsets of the top-level, comma-separated items of the group opening at text[i] ('(' or '{'),
-    and the offset just past its closing bracket; None when it does not close."""
-    depth = 0
-    items: list[int] = []
-    start = i + 1
-    for j in range(i, len(text)):
-        c = text[j]
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-            if depth == 0:
-                if text[start:j].strip():
-                    items.append(_skip_space_comments(text, start))
-                return items, j + 1
-        elif c == "," and depth == 1:
-            items.append(_skip_space_comments(text, start))
-            start = j + 1
-    return None
-
-
-def _signature_offsets(text: str, i: int) -> Optional[tuple[list[int], Optional[int]]]:
-    """For a program shape `(A, B, ...) -> R` whose '(' is at or after text[i] (on the same line): the
-    offsets of each parameter item and of the result shape (None when there is no `->`)."""
-    end = text.find("\n", i)
-    open_ = text.find("(", i, end if end >= 0 else len(text))
-    if open_ < 0:
-        return None
-    got = _group_items(text, open_)
-    if got is None:
-        return None
-    items, after = got
-    k = after
-    while k < len(text) and text[k] in " \t":
-        k += 1
-    if not text.startswith("->", k):
-        return items, None
-    k += 2
-    while k < len(text) and text[k] in " \t":
-        k += 1
-    return items, k
-
-
 # --------------------------------------------------------------------------------------------------
 # The checker
-
-@functools.lru_cache(maxsize=1024)
-def _operand_pattern(name: str) -> "re.Pattern[str]":
-    return re.compile(r"(?<![\w.%-])%?" + re.escape(name) + r"(?![\w.-])")
 
 _CALLERS_WITH_COMPS = {"comp", "comps"}
 _ASYNC_PAIRS = {n: o.async_done for n, o in OPCODES.items() if o.async_done}
@@ -476,53 +416,39 @@ class _Checker:
         return ir.Location(self.source, offset)
 
     def header_loc(self, attr: str) -> Optional[ir.Location]:
-        """Where a header attribute is written (the header is the text before the first computation)."""
-        if self.source is None:
-            return None
-        text = self.source.text
-        first = min((c.loc.offset for c in self.m.computations if c.loc is not None), default=len(text))
-        i = text.find(attr + "=", 0, first)
-        if i < 0:
-            i = text.find("HloModule", 0, first)
-        return self.loc_at(i) if i >= 0 else None
+        """Where a header attribute is written, else the `HloModule` keyword."""
+        return self.m.attr_locs.get(attr) or self.m.loc
 
     def _header_has(self, attr: str) -> bool:
         """Whether the text's header writes `attr` (the parser derives entry_computation_layout from the
         entry computation when the text has none: nothing to check then)."""
-        if self.source is None:
-            return True
-        first = min((c.loc.offset for c in self.m.computations if c.loc is not None), default=None)
-        return first is None or self.source.text.find(attr + "=", 0, first) >= 0
+        return self.source is None or attr in self.m.attr_locs
 
-    def _comp_signature(self, comp: ir.Computation):
+    @staticmethod
+    def _comp_signature(comp: ir.Computation):
         """Offsets of the parameters and the result in a computation's written signature."""
-        if comp.loc is None or self.source is None:
+        if comp.param_locs is None:
             return None
-        text = self.source.text
-        i = comp.loc.offset
-        brace = text.find("{", i)
-        paren = text.find("(", i)
-        if paren < 0 or (0 <= brace < paren):
+        return [p.offset for p in comp.param_locs], (comp.result_loc.offset if comp.result_loc else None)
+
+    def _entry_layout_signature(self):
+        """Offsets of the parameters and the result in the header's entry_computation_layout."""
+        m = self.m
+        if m.entry_layout_param_locs is None:
             return None
-        return _signature_offsets(text, i)
+        return ([p.offset for p in m.entry_layout_param_locs],
+                m.entry_layout_result_loc.offset if m.entry_layout_result_loc else None)
 
     @staticmethod
     def _line_of(ins) -> str:
         return f" (line {ins.loc.line})" if ins is not None and ins.loc is not None else ""
 
-    def operand_loc(self, ins: ir.Instruction, name: str) -> Optional[ir.Location]:
-        """The position of operand `name` in the instruction's text, else the instruction's."""
-        if ins.loc is None or self.source is None:
+    @staticmethod
+    def operand_loc(ins: ir.Instruction, name: str) -> Optional[ir.Location]:
+        """Where operand `name` is written (its first occurrence), else the instruction."""
+        if name not in ins.operands:
             return ins.loc
-        text = self.source.text
-        start = ins.loc.offset
-        paren = text.find(ins.opcode + "(", start)
-        if paren < 0:
-            return ins.loc
-        pat = _operand_pattern(name)
-        end = text.find("\n", paren)
-        mt = pat.search(text, paren + len(ins.opcode) + 1, end if end >= 0 else len(text))
-        return self.loc_at(mt.start()) if mt else ins.loc
+        return ins.operand_loc(ins.operands.index(name)) or ins.loc
 
     def attr_loc(self, ins: ir.Instruction, attr: str) -> Optional[ir.Location]:
         return ins.attr_locs.get(attr) or ins.loc
@@ -557,10 +483,8 @@ class _Checker:
 
     def check_root(self, comp: ir.Computation) -> None:
         root = comp.root
-        if self.source is not None and root.loc is not None and (self.m.has_header or comp.name != "_"):
-            text = self.source.text
-            line_start = text.rfind("\n", 0, root.loc.offset) + 1
-            if "ROOT" not in text[line_start:root.loc.offset] and len(comp.instructions) > 1:
+        if comp.root_marked is False and root.loc is not None and (self.m.has_header or comp.name != "_"):
+            if len(comp.instructions) > 1:
                 self.add("N002", f"computation {comp.name} marks no instruction ROOT; the last one, "
                                  f"{root.name}, is the root", root.loc, comp, root)
         if comp.result_shape is not None:
@@ -1390,7 +1314,7 @@ class _Checker:
             loc = self.header_loc("entry_computation_layout")
             sig = None
             if loc is not None:
-                sig = _signature_offsets(self.source.text, loc.offset + len("entry_computation_layout="))
+                sig = self._entry_layout_signature()
             p_locs = [self.loc_at(o) for o in sig[0]] if sig and len(sig[0]) == len(ecl.params) else None
             r_loc = self.loc_at(sig[1]) if sig and sig[1] is not None else None
             for k, s_ in enumerate(list(ecl.params) + [ecl.result]):

@@ -86,6 +86,14 @@ class _Nested:
         self.hoisted = hoisted
 
 
+class _Ref:
+    """An operand written as a name (with its shape before it, `f32[4] %a`, when the text has one)."""
+    __slots__ = ("name", "shape", "pos")
+
+    def __init__(self, name: str, shape, pos: int):
+        self.name, self.shape, self.pos = name, shape, pos
+
+
 class _InstrResult(InlineInstruction):
     __slots__ = ("ins", "hoisted")
 
@@ -279,7 +287,24 @@ class _Builder:
         if comps and not any(x.is_entry for x in comps):
             comps[-1].is_entry = True
         m = ir.Module(name=name, computations=comps, attrs=attrs, stack_frames=tables)
+        source = self.ctx.source
+        keyword = source.text.rfind("HloModule", 0, c[0].start_pos)
+        m.loc = self._loc(keyword) if keyword >= 0 else None
+        m.attr_locs = {n: self._loc(pos) for n, pos, _ in raw_attrs}
+        layout = m.attr_locs.get("entry_computation_layout")
+        if layout is not None:
+            m.entry_layout_param_locs, m.entry_layout_result_loc = self._signature_locs(
+                layout.offset + len("entry_computation_layout="))
         return self._finish_module(m)
+
+    def _signature_locs(self, start: int):
+        """(locations of the parameters, location of the result) of the program shape `(A, ...) -> R`
+        whose '(' is at or after `start` on its line; (None, None) when there is none."""
+        got = signature_offsets(self.ctx.source.text, start)
+        if got is None:
+            return None, None
+        params, result = got
+        return [self._loc(o) for o in params], (self._loc(result) if result is not None else None)
 
     def _finish_module(self, m: ir.Module) -> ir.Module:
         # [shape inference] Result shapes the text omits are inferred, as XLA's parser does, by the
@@ -347,6 +372,11 @@ class _Builder:
         loc = self._loc(name_tok.start_pos)
         comp = ir.Computation(name=_strip(name_tok), instructions=instrs, is_entry=is_entry,
                               params=params, result_shape=result, loc=loc)
+        if params is not None:
+            text = self.ctx.source.text
+            brace, paren = text.find("{", loc.offset), text.find("(", loc.offset)
+            if paren >= 0 and not 0 <= brace < paren:
+                comp.param_locs, comp.result_loc = self._signature_locs(loc.offset)
         if attrs_raw:
             comp.attrs = decode_computation_attrs(attrs_raw, self.ctx)
         self._check_instructions(comp)
@@ -377,6 +407,7 @@ class _Builder:
             seen[ins.name] = ins
             if ins.is_root:
                 roots.append(ins)
+        comp.root_marked = bool(roots)
         if len(roots) > 1:
             raise self._err_at_loc(roots[1].loc, f"computation {comp.name} has more than one ROOT")
         if not roots and comp.instructions:
@@ -418,10 +449,10 @@ class _Builder:
         return self._make_instruction(_strip(name_tok[:-1]), name_tok.start_pos, is_root, rhs)
 
     def _make_instruction(self, name, pos, is_root, rhs):
-        shape, opcode, opcode_pos, operands, literal, param_no, attrs, hoisted = rhs
+        shape, opcode, opcode_pos, operands, literal, param_no, attrs, hoisted, offsets = rhs
         ins = ir.Instruction(name=name, opcode=opcode, shape=shape, operands=operands,
                              literal=literal, parameter_number=param_no, is_root=is_root,
-                             loc=self._loc(pos))
+                             loc=self._loc(pos), operand_offsets=offsets)
         if opcode not in ("constant", "parameter") and self.ctx.last_operand_shapes is not None:
             ins.operand_shapes = self.ctx.last_operand_shapes
         self.ctx.last_operand_shapes = None
@@ -458,18 +489,21 @@ class _Builder:
                 else:
                     v = kind == _lexer.V_TRUE
                 attrs.append((key, key_pos, v))
-        if form == _lexer.FAST_CALL:
+        if form == _lexer.FAST_CALL:  # `%a, %b`: where each name is, is worked out when asked for
             operands = [_strip(x.strip()) for x in args.split(",")] if args else []
-            rhs = (shape, opcode, op_pos, operands, None, None, attrs, [])
+            rhs = (shape, opcode, op_pos, operands, None, None, attrs, [], op_pos + len(opcode) + 1)
         elif form == _lexer.FAST_PARAMETER:
             self.ctx.last_operand_shapes = None
-            rhs = (shape, "parameter", op_pos, [], None, int(args), attrs, [])
+            rhs = (shape, "parameter", op_pos, [], None, int(args), attrs, [], ())
         elif form == _lexer.FAST_OPERANDS:  # what rhs_op makes of plain operand names
             self.ctx.last_operand_shapes = None
-            rhs = (shape, opcode, op_pos, _OPERAND_NAMES.findall(args), None, None, attrs, [])
+            start = op_pos + len(opcode) + 1
+            found = [(m.group(1), start + m.start()) for m in _OPERAND_NAMES.finditer(args)]
+            rhs = (shape, opcode, op_pos, [n for n, _ in found], None, None, attrs, [],
+                   tuple(o for _, o in found))
         else:
             literal = parse_literal_body(args, args_pos, shape, self.ctx.source, _parse_literal_tree)
-            rhs = (shape, "constant", op_pos, [], literal, None, attrs, [])
+            rhs = (shape, "constant", op_pos, [], literal, None, attrs, [], ())
         return self._make_instruction(name[1:] if name[0] == "%" else name, name_pos, is_root, rhs)
 
     def rhs_constant(self, c):
@@ -480,7 +514,7 @@ class _Builder:
             raise HloError.at(self.ctx.source, op_tok.start_pos,
                               "constant needs a result shape: e.g. f32[] constant(1)")
         literal = parse_literal_body(body, body.start_pos, shape, self.ctx.source, _parse_literal_tree)
-        return (shape, "constant", op_tok.start_pos, [], literal, None, c[i + 2:], [])
+        return (shape, "constant", op_tok.start_pos, [], literal, None, c[i + 2:], [], ())
 
     def rhs_op(self, c):
         shape = c[0] if isinstance(c[0], (ir.ArrayShape, ir.TupleShape, ir.BufferShape)) else None
@@ -488,6 +522,7 @@ class _Builder:
         op_tok = c[i]
         opcode = str(op_tok)
         operands: list[str] = []
+        offsets: list[int] = []
         hoisted: list[ir.Instruction] = []
         attrs = []
         param_no = None
@@ -495,18 +530,23 @@ class _Builder:
         for x in c[i + 1:]:
             if x is None:
                 continue
-            if isinstance(x, tuple):
-                if x[0] == "ref":
+            if isinstance(x, _Ref):
+                if x.shape is not None:
                     if operand_shapes is None:
                         operand_shapes = [None] * len(operands)
-                    operand_shapes.append(x[2])
-                    operands.append(x[1])
+                    operand_shapes.append(x.shape)
+                    operands.append(x.name)
+                    offsets.append(x.pos)
                     continue
+                operands.append(x.name)
+                offsets.append(x.pos)
+            elif isinstance(x, tuple):
                 attrs.append(x)
             elif isinstance(x, _Nested):
                 hoisted.extend(x.hoisted)
                 hoisted.append(x.ins)
                 operands.append(x.ins.name)
+                offsets.append(x.ins.loc.offset)
             elif isinstance(x, Token) and x.type == "INT":
                 if opcode != "parameter" or param_no is not None:
                     raise HloError.at(self.ctx.source, x.start_pos,
@@ -514,8 +554,8 @@ class _Builder:
                                       + ("" if opcode == "parameter" else
                                          " (only parameter(N) takes a number)"))
                 param_no = int(x)
-            else:
-                operands.append(x)
+            else:  # pragma: no cover - every operand form is one of the above
+                raise TypeError(f"unexpected operand {x!r}")
             if operand_shapes is not None and len(operand_shapes) < len(operands):
                 operand_shapes.append(None)
         if opcode == "parameter":
@@ -523,7 +563,7 @@ class _Builder:
                 raise HloError.at(self.ctx.source, op_tok.start_pos,
                                   "parameter needs its number: parameter(0)")
         self.ctx.last_operand_shapes = operand_shapes
-        return (shape, opcode, op_tok.start_pos, operands, None, param_no, attrs, hoisted)
+        return (shape, opcode, op_tok.start_pos, operands, None, param_no, attrs, hoisted, tuple(offsets))
 
     def rhs_fast(self, c):
         shape = c[0] if isinstance(c[0], (ir.ArrayShape, ir.TupleShape, ir.BufferShape)) else None
@@ -533,9 +573,8 @@ class _Builder:
         paren = text.index("(")
         if text.startswith("parameter("):
             raise HloError.at(self.ctx.source, tok.start_pos, "parameter needs its number: parameter(0)")
-        inner = text[paren + 1:-1]
-        operands = [_strip(x.strip()) for x in inner.split(",")] if inner else []
-        return (shape, text[:paren], tok.start_pos, operands, None, None, c[i + 1:], [])
+        operands, offsets = _split_operands(text[paren + 1:-1], tok.start_pos + paren + 1)
+        return (shape, text[:paren], tok.start_pos, operands, None, None, c[i + 1:], [], offsets)
 
     def fast_signature(self, data):
         """The value of the `signature` rule for a FAST token (lexer.HloLexer._fast_signature)."""
@@ -594,8 +633,8 @@ class _Builder:
 
     def operand_ref(self, c):
         if len(c) == 2:
-            return ("ref", _strip(c[1]), c[0])
-        return _strip(c[-1])
+            return _Ref(_strip(c[1]), c[0], c[1].start_pos)
+        return _Ref(_strip(c[-1]), None, c[-1].start_pos)
 
     def operand_int(self, c):
         return c[0]
@@ -610,21 +649,23 @@ class _Builder:
     def operand_nested(self, c):
         shape = c[0] if isinstance(c[0], (ir.ArrayShape, ir.TupleShape, ir.BufferShape)) else None
         rhs = self.rhs_op(c)
-        _, opcode, pos, operands, _, param_no, attrs, hoisted = rhs
+        _, opcode, pos, operands, _, param_no, attrs, hoisted, offsets = rhs
         ins = ir.Instruction(name=self._anon_name(opcode), opcode=opcode, shape=shape,
-                             operands=operands, parameter_number=param_no, loc=self._loc(pos))
+                             operands=operands, parameter_number=param_no, loc=self._loc(pos),
+                             operand_offsets=offsets)
         return _Nested(ins, hoisted)
 
     def operand_nested_fast(self, c):
         shape = c[0] if isinstance(c[0], (ir.ArrayShape, ir.TupleShape, ir.BufferShape)) else None
-        _, opcode, pos, operands, _, param_no, _, _ = self.rhs_fast(c)
+        _, opcode, pos, operands, _, param_no, _, _, offsets = self.rhs_fast(c)
         ins = ir.Instruction(name=self._anon_name(opcode), opcode=opcode, shape=shape,
-                             operands=operands, parameter_number=param_no, loc=self._loc(pos))
+                             operands=operands, parameter_number=param_no, loc=self._loc(pos),
+                             operand_offsets=offsets)
         return _Nested(ins, [])
 
     def operand_constant(self, c):
         rhs = self.rhs_constant(c)
-        shape, _, pos, _, literal, _, _, _ = rhs
+        shape, _, pos, _, literal, _, _, _, _ = rhs
         ins = ir.Instruction(name=self._anon_name("constant"), opcode="constant", shape=shape,
                              literal=literal, loc=self._loc(pos))
         return _Nested(ins, [])
@@ -931,6 +972,76 @@ class _Builder:
 
 
 _OPERAND_NAMES = re.compile(r"%([A-Za-z_][\w.-]*)")
+
+
+def _split_operands(args: str, start: int) -> tuple[list[str], tuple[int, ...]]:
+    """The names in `%a, %b` (the text inside an operand list, at offset `start`) and where each is."""
+    if not args:
+        return [], ()
+    names, offsets = [], []
+    k = start
+    for piece in args.split(","):
+        name = piece.lstrip()
+        offsets.append(k + len(piece) - len(name))
+        names.append(_strip(name.rstrip()))
+        k += len(piece) + 1
+    return names, tuple(offsets)
+
+
+# Positions inside a program shape `(A, B, ...) -> R` (computation signatures, entry_computation_layout)
+
+def _skip_space_comments(text: str, k: int) -> int:
+    while True:
+        while k < len(text) and text[k] in " \t\r\n":
+            k += 1
+        if text.startswith("/*", k) and text.find("*/", k) > 0:
+            k = text.find("*/", k) + 2
+        else:
+            return k
+
+
+def _group_items(text: str, i: int) -> Optional[tuple[list[int], int]]:
+    """Offsets of the top-level, comma-separated items of the group opening at text[i] ('(' or '{'),
+    and the offset just past its closing bracket; None when it does not close."""
+    depth = 0
+    items: list[int] = []
+    start = i + 1
+    for j in range(i, len(text)):
+        c = text[j]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                if text[start:j].strip():
+                    items.append(_skip_space_comments(text, start))
+                return items, j + 1
+        elif c == "," and depth == 1:
+            items.append(_skip_space_comments(text, start))
+            start = j + 1
+    return None
+
+
+def signature_offsets(text: str, i: int) -> Optional[tuple[list[int], Optional[int]]]:
+    """For a program shape `(A, B, ...) -> R` whose '(' is at or after text[i] (on the same line): the
+    offsets of each parameter item and of the result shape (None when there is no `->`)."""
+    end = text.find("\n", i)
+    open_ = text.find("(", i, end if end >= 0 else len(text))
+    if open_ < 0:
+        return None
+    got = _group_items(text, open_)
+    if got is None:
+        return None
+    items, after = got
+    k = after
+    while k < len(text) and text[k] in " \t":
+        k += 1
+    if not text.startswith("->", k):
+        return items, None
+    k += 2
+    while k < len(text) and text[k] in " \t":
+        k += 1
+    return items, k
 
 
 def _check_attr_forms(ins: ir.Instruction, builder: "_Builder") -> None:
