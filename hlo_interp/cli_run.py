@@ -11,6 +11,7 @@ import os
 import re
 import sys
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional
 
@@ -152,9 +153,6 @@ def pytree_path(param) -> Optional[str]:
 # --------------------------------------------------------------------------------------------------
 # Presentation
 
-_VERIFY = True  # --no-verify clears it
-
-
 def verify_for_run(mod) -> None:
     """Refuse to run a module the verifier rejects (wrong arity, operand shapes, attributes: what XLA
     would never compile), as a located error: the first error found, and how many more there are."""
@@ -283,6 +281,49 @@ def compare_results(leaves: list, expected_path, rtol, atol, color: str, module=
 # --------------------------------------------------------------------------------------------------
 # The command
 
+@dataclass(frozen=True)
+class RunRequest:
+    """What one hlo-run command line asks for: click's parameters, by name, built once in `main`."""
+
+    module: str
+    inputs: tuple = ()               # -i/--inputs FILE...
+    inputs_from: Optional[str] = None
+    random_inputs: bool = False
+    seed: int = 0
+    output: Optional[str] = None
+    print_mode: str = "summary"      # --print
+    compare: Optional[str] = None
+    rtol: Optional[float] = None
+    atol: Optional[float] = None
+    max_bytes: Optional[str] = None  # the text given (4G, 512M, ...)
+    max_iterations: Optional[int] = None
+    no_verify: bool = False
+    fake_constants: bool = False
+    keep_denormals: bool = False
+    computation: Optional[str] = None
+    replicas: Optional[int] = None
+    partitions: Optional[int] = None
+    same_inputs: bool = False
+    infeed: Optional[str] = None
+    outfeed: Optional[str] = None
+    host_recv: Optional[str] = None
+    host_send: Optional[str] = None
+    trace: bool = False
+    trace_range: bool = False
+    dump_dir: Optional[str] = None   # --dump-intermediates
+    only: Optional[str] = None
+    dump_max_bytes: str = "1G"
+    profile: bool = False
+    profile_json: Optional[str] = None
+    repeat: int = 1
+    threads: Optional[int] = None
+    progress: Optional[bool] = None
+    show_time: bool = False          # --time
+    color: str = "auto"
+    module_name: Optional[str] = None  # --module
+    stage: Optional[str] = None
+
+
 class _RunCommand(PipeSafe, click.Command):
     """`--inputs a.npy b.npy` takes every following .npy/.npz argument (click options take one value)."""
 
@@ -394,12 +435,7 @@ def _parse_bytes(text: str) -> int:
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
 @module_options
 @click.version_option(__version__, "--version", prog_name="hlo-run")
-def main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol, atol, max_bytes,
-         max_iterations, fake_constants, keep_denormals, computation, replicas, partitions, same_inputs,
-         show_time, color, infeed=None, outfeed=None, trace=False, trace_range=False, dump_dir=None,
-         only=None, dump_max_bytes="1G", profile=False, profile_json=None, progress=None, host_recv=None,
-         host_send=None, module_name=None, stage=None, inputs_from=None, no_verify=False, repeat=1,
-         threads=None):
+def main(**params):
     """Run an HLO module on NumPy: XLA's results, on any machine.
 
     MODULE is HLO text (what XLA_FLAGS=--xla_dump_to=DIR writes, or jax.jit(f).lower(...).as_text("hlo")),
@@ -429,33 +465,29 @@ def main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol,
 
     Exit status: 0 ok, 1 results differ from --compare or --trace found a NaN/Inf, 2 usage or input error.
     """
-    global _VERIFY
-    _VERIFY = not no_verify
+    opts = RunRequest(**params)
     try:
-        _setup_feeds(infeed, outfeed)
-        _setup_host_transfers(host_recv, host_send)
-        dbg = _DebugOptions(trace or trace_range, trace_range, dump_dir, only, dump_max_bytes, profile,
-                            profile_json, progress, repeat)
-        if threads is not None and threads < 1:
+        _setup_feeds(opts.infeed, opts.outfeed)
+        _setup_host_transfers(opts.host_recv, opts.host_send)
+        dbg = _DebugOptions(opts.trace or opts.trace_range, opts.trace_range, opts.dump_dir, opts.only,
+                            opts.dump_max_bytes, opts.profile, opts.profile_json, opts.progress, opts.repeat)
+        if opts.threads is not None and opts.threads < 1:
             raise click.UsageError("--threads must be >= 1")
         import contextlib
         limit = contextlib.nullcontext()
-        if threads is not None:
+        if opts.threads is not None:
             from .debug import thread_limit  # (NumPy: only when asked, --help and errors stay quick)
-            limit = thread_limit(threads)
+            limit = thread_limit(opts.threads)
         with limit:
-            status = _main(module, list(inputs), random_inputs, seed, output, print_mode, compare, rtol, atol,
-                           max_bytes, max_iterations, fake_constants, computation, show_time, color,
-                           keep_denormals, replicas, partitions, same_inputs, dbg, module_name, stage,
-                           inputs_from)
-        if outfeed is not None:
+            status = _main(opts, dbg)
+        if opts.outfeed is not None:
             from .ops.io import take_outfeed
-            save_results(outfeed, take_outfeed())
-        if host_send is not None:
+            save_results(opts.outfeed, take_outfeed())
+        if opts.host_send is not None:
             from .ops.io import save_host_sends, take_host_sends
-            save_host_sends(host_send, take_host_sends())
+            save_host_sends(opts.host_send, take_host_sends())
     except HloError as e:
-        report_error(e, color)
+        report_error(e, opts.color)
         status = EXIT_ERROR
     except InputError as e:
         _fail(str(e))
@@ -597,64 +629,59 @@ def _match_snapshot_args(arguments: list, params: list) -> list:
     return list(arguments)
 
 
-def _main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol, atol, max_bytes,
-          max_iterations, fake_constants, computation, show_time, color, keep_denormals=False,
-          replicas=None, partitions=None, same_inputs=False, dbg: Optional[_DebugOptions] = None,
-          module_name=None, stage=None, inputs_from=None) -> int:
-    dbg = dbg if dbg is not None else _DebugOptions()
-    if inputs and random_inputs:
+def _main(opts: RunRequest, dbg: _DebugOptions) -> int:
+    if opts.inputs and opts.random_inputs:
         raise click.UsageError("give --inputs or --random-inputs, not both")
-    if output is not None and Path(output).suffix.lower() not in (".npz", ".npy"):
-        raise click.UsageError(f"--output must end in .npz or .npy: {output}")
-    limit = _parse_bytes(max_bytes) if max_bytes is not None else None
-    if max_iterations is not None and max_iterations < 0:
+    if opts.output is not None and Path(opts.output).suffix.lower() not in (".npz", ".npy"):
+        raise click.UsageError(f"--output must end in .npz or .npy: {opts.output}")
+    limit = _parse_bytes(opts.max_bytes) if opts.max_bytes is not None else None
+    if opts.max_iterations is not None and opts.max_iterations < 0:
         raise click.UsageError("--max-iterations must be >= 0")
     t0 = time.perf_counter()
     from .cli import load_module_arg
-    loaded = load_module_arg(module, module_name, stage, "hlo-run")
+    loaded = load_module_arg(opts.module, opts.module_name, opts.stage, "hlo-run")
     mod = loaded.module
-    if _VERIFY:
+    if not opts.no_verify:
         verify_for_run(mod)
-    recorded, snapshot_args = _snapshot_inputs(loaded, module, module_name, inputs_from,
-                                               given=bool(inputs or random_inputs))
+    recorded, snapshot_args = _snapshot_inputs(loaded, opts.module, opts.module_name, opts.inputs_from,
+                                               given=bool(opts.inputs or opts.random_inputs))
     t1 = time.perf_counter()
     from . import ir
     from .evaluator import compile as build
     from .spmd import module_device_counts
-    for flag, v in (("--replicas", replicas), ("--partitions", partitions)):
+    for flag, v in (("--replicas", opts.replicas), ("--partitions", opts.partitions)):
         if v is not None and v < 1:
             raise click.UsageError(f"{flag} must be >= 1")
     from .spmd import is_global_view
-    global_view = is_global_view(mod) and computation is None and replicas is None and partitions is None
+    global_view = (is_global_view(mod) and opts.computation is None and opts.replicas is None
+                   and opts.partitions is None)
     r0, p0 = module_device_counts(mod)
-    if dbg.observing and (global_view or (r0 if replicas is None else replicas) *
-                          (p0 if partitions is None else partitions) > 1):
+    if dbg.observing and (global_view or (r0 if opts.replicas is None else opts.replicas) *
+                          (p0 if opts.partitions is None else opts.partitions) > 1):
         raise click.UsageError("--trace, --dump-intermediates and --profile watch a single-device run: give "
                                "--replicas 1 --partitions 1 (or --computation NAME)")
     if global_view:
         # shard_map's global view (before optimization): plain global inputs, every device simulated
-        return _main_spmd(mod, 1, 1, True, inputs, random_inputs, seed, output, print_mode, compare, rtol,
-                          atol, limit, max_iterations, fake_constants, None, show_time, color, keep_denormals,
-                          (t0, t1), global_view=True)
-    n_rep = r0 if replicas is None else replicas
-    n_part = p0 if partitions is None else partitions
-    if replicas is None and partitions is None and computation is None:
+        return _main_spmd(mod, replace(opts, same_inputs=True, computation=None), 1, 1, limit, (t0, t1),
+                          global_view=True)
+    n_rep = r0 if opts.replicas is None else opts.replicas
+    n_part = p0 if opts.partitions is None else opts.partitions
+    if opts.replicas is None and opts.partitions is None and opts.computation is None:
         from .ops.collectives import implied_device_counts
         implied = implied_device_counts(mod)
         if implied is not None:
             # collectives written for several devices in a module whose header gives no counts: run on
-            # the devices they name, and say so (issue 13, items 15 and 17)
+            # the devices they name, and say so
             n_rep, n_part, ins, why = implied
             where = f"{ins.loc.line}:{ins.loc.column}: " if ins.loc is not None else ""
-            src = (ins.loc.filename if ins.loc is not None else None) or getattr(mod, "filename", None) or module
+            src = ((ins.loc.filename if ins.loc is not None else None) or getattr(mod, "filename", None)
+                   or opts.module)
             flag = f"--partitions {n_part}" if n_part > 1 else f"--replicas {n_rep}"
             sys.stderr.write(f"{src}:{where}note: the header gives no replica_count/num_partitions, but {why}: "
                              f"running on {n_rep * n_part} simulated devices (as with {flag}; give --replicas/"
                              f"--partitions to choose)\n")
     if n_rep * n_part > 1:
-        return _main_spmd(mod, n_rep, n_part, same_inputs, inputs, random_inputs, seed, output, print_mode,
-                          compare, rtol, atol, limit, max_iterations, fake_constants, computation, show_time,
-                          color, keep_denormals, (t0, t1))
+        return _main_spmd(mod, opts, n_rep, n_part, limit, (t0, t1))
     session = observer = None
     show_progress = dbg.wants_progress()
     if dbg.observing:
@@ -664,27 +691,28 @@ def _main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol
             session = observer = Session(mod, trace=dbg.trace, trace_range=dbg.trace_range,
                                          dump_dir=dbg.dump_dir, only=dbg.only,
                                          dump_max_bytes=dbg.dump_max_bytes, profile=dbg.profile,
-                                         trace_continue=compare is not None)
+                                         trace_continue=opts.compare is not None)
         except OSError as e:
             raise InputError(f"--dump-intermediates: cannot create {dbg.dump_dir}: {e.strerror or e}") from None
     elif show_progress:
         from .debug import ProgressObserver
         observer = ProgressObserver(mod)
-    exe = build(mod, max_bytes=limit, max_iterations=max_iterations, fake_constants=fake_constants,
-                computation=computation, denormals="keep" if keep_denormals else "flush", observer=observer)
+    exe = build(mod, max_bytes=limit, max_iterations=opts.max_iterations, fake_constants=opts.fake_constants,
+                computation=opts.computation, denormals="keep" if opts.keep_denormals else "flush",
+                observer=observer)
     params = exe.params
     root_shape = exe.entry.root.shape
-    if output is not None and Path(output).suffix.lower() == ".npy":
+    if opts.output is not None and Path(opts.output).suffix.lower() == ".npy":
         nleaves = len(_leaf_paths(root_shape, "")) if root_shape is not None else 1
         if nleaves != 1:
             raise InputError(f"the result has {nleaves} leaves: save it as .npz, not .npy")
     t2 = time.perf_counter()
-    if random_inputs:
+    if opts.random_inputs:
         import numpy as np
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(opts.seed)
         args = _random_args(params, rng, limit)
-    elif inputs:
-        args = gather_inputs(inputs, params, limit)
+    elif opts.inputs:
+        args = gather_inputs(opts.inputs, params, limit)
     elif snapshot_args is not None:
         args = _match_snapshot_args(snapshot_args, params)
     elif params and any(not (isinstance(p.shape, ir.ArrayShape) and p.shape.element_type.dtype is None)
@@ -700,7 +728,7 @@ def _main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol
         from .debug import live_progress
     else:
         live_progress = _no_progress  # hlo_interp.debug (and what it imports) only when asked for
-    with live_progress(observer if show_progress else None, color):
+    with live_progress(observer if show_progress else None, opts.color):
         if session is not None:
             from .debug import Profile, execute
             profiles = []
@@ -716,18 +744,20 @@ def _main(module, inputs, random_inputs, seed, output, print_mode, compare, rtol
     t4 = time.perf_counter()
     status = EXIT_OK
     if leaves is not None:
-        if output is not None:
-            save_results(output, leaves)
-        print_results(leaves, print_mode, color)
-        if compare is not None:
-            status = EXIT_OK if compare_results(leaves, compare, rtol, atol, color, mod) else EXIT_MISMATCH
+        if opts.output is not None:
+            save_results(opts.output, leaves)
+        print_results(leaves, opts.print_mode, opts.color)
+        if opts.compare is not None:
+            same = compare_results(leaves, opts.compare, opts.rtol, opts.atol, opts.color, mod)
+            status = EXIT_OK if same else EXIT_MISMATCH
         elif recorded is not None:
             source, expected = recorded
             sys.stderr.write(f"hlo-run: comparing with the result recorded in {source}\n")
-            status = EXIT_OK if compare_results(leaves, expected, rtol, atol, color, mod) else EXIT_MISMATCH
+            same = compare_results(leaves, expected, opts.rtol, opts.atol, opts.color, mod)
+            status = EXIT_OK if same else EXIT_MISMATCH
     if session is not None:
-        status = max(status, _report_debug(got, dbg, color))
-    if show_time:
+        status = max(status, _report_debug(got, dbg, opts.color))
+    if opts.show_time:
         sys.stderr.write(f"parse {1e3 * (t1 - t0):.1f} ms, build {1e3 * (t2 - t1):.1f} ms, "
                          f"inputs {1e3 * (t3 - t2):.1f} ms, run {1e3 * (t4 - t3):.1f} ms\n")
     return status
@@ -815,9 +845,8 @@ def print_profile(prof, color: str, top: int = 20) -> None:
     console.print(t)
 
 
-def _main_spmd(mod, n_rep, n_part, same_inputs, inputs, random_inputs, seed, output, print_mode, compare,
-               rtol, atol, limit, max_iterations, fake_constants, computation, show_time, color,
-               keep_denormals, times, global_view=False) -> int:
+def _main_spmd(mod, opts: RunRequest, n_rep: int, n_part: int, limit: Optional[int], times: tuple,
+               global_view: bool = False) -> int:
     """Several simulated devices: inputs and results carry a leading device axis (unless --same-inputs).
     global_view: a shard_map global-view module, run on plain global inputs (spmd.run_global)."""
     import numpy as np
@@ -827,16 +856,16 @@ def _main_spmd(mod, n_rep, n_part, same_inputs, inputs, random_inputs, seed, out
     from .spmd import run_spmd
     ndev = n_rep * n_part
     t0, t1 = times
-    if computation is not None:
+    if opts.computation is not None:
         try:
-            comp = mod.computation(computation)
+            comp = mod.computation(opts.computation)
         except KeyError:
-            raise HloError(f"no computation named '{computation}'", filename=mod.filename or None) from None
+            raise HloError(f"no computation named '{opts.computation}'", filename=mod.filename or None) from None
     else:
         comp = mod.entry
     params = _parameters(comp)
     root_shape = comp.root.shape
-    if output is not None and Path(output).suffix.lower() == ".npy":
+    if opts.output is not None and Path(opts.output).suffix.lower() == ".npy":
         nleaves = len(_leaf_paths(root_shape, "")) if root_shape is not None else 1
         if nleaves != 1:
             raise InputError(f"the result has {nleaves} leaves: save it as .npz, not .npy")
@@ -862,16 +891,16 @@ def _main_spmd(mod, n_rep, n_part, same_inputs, inputs, random_inputs, seed, out
                              f"(or give --same-inputs to feed the same inputs to every device)")
         return [a[d] for d in range(ndev)]
 
-    if random_inputs:
-        rng = np.random.default_rng(seed)
-        if same_inputs:
+    if opts.random_inputs:
+        rng = np.random.default_rng(opts.seed)
+        if opts.same_inputs:
             one = _random_args(params, rng, limit)
             per_dev = [list(one) for _ in range(ndev)]
         else:
             per_dev = [_random_args(params, rng, None if limit is None else limit // ndev) for _ in range(ndev)]
-    elif inputs:
-        args = gather_inputs(inputs, params, limit, 1 if same_inputs else ndev)
-        if same_inputs:
+    elif opts.inputs:
+        args = gather_inputs(opts.inputs, params, limit, 1 if opts.same_inputs else ndev)
+        if opts.same_inputs:
             per_dev = [list(args) for _ in range(ndev)]
         else:
             cols = [split(a, p.shape, f"argument {k} ('{p.name}')") for k, (a, p) in enumerate(zip(args, params))]
@@ -883,22 +912,23 @@ def _main_spmd(mod, n_rep, n_part, same_inputs, inputs, random_inputs, seed, out
     else:
         per_dev = [[TOKEN for _ in params] for _ in range(ndev)]
     t2 = t3 = time.perf_counter()
-    opts = dict(max_bytes=limit, max_iterations=max_iterations, fake_constants=fake_constants,
-                denormals="keep" if keep_denormals else "flush")
+    run_opts = dict(max_bytes=limit, max_iterations=opts.max_iterations, fake_constants=opts.fake_constants,
+                    denormals="keep" if opts.keep_denormals else "flush")
     if global_view:
         from .spmd import run_global
-        leaves = run_global(mod, *per_dev[0], **opts)
+        leaves = run_global(mod, *per_dev[0], **run_opts)
     else:
-        results = run_spmd(mod, per_dev, n_rep, n_part, computation=computation, **opts)
+        results = run_spmd(mod, per_dev, n_rep, n_part, computation=opts.computation, **run_opts)
         leaves = [np.stack([results[d][k] for d in range(ndev)]) for k in range(len(results[0]))]
     t4 = time.perf_counter()
-    if output is not None:
-        save_results(output, leaves)
-    print_results(leaves, print_mode, color)
+    if opts.output is not None:
+        save_results(opts.output, leaves)
+    print_results(leaves, opts.print_mode, opts.color)
     status = EXIT_OK
-    if compare is not None:
-        status = EXIT_OK if compare_results(leaves, compare, rtol, atol, color, mod) else EXIT_MISMATCH
-    if show_time:
+    if opts.compare is not None:
+        same = compare_results(leaves, opts.compare, opts.rtol, opts.atol, opts.color, mod)
+        status = EXIT_OK if same else EXIT_MISMATCH
+    if opts.show_time:
         sys.stderr.write(f"parse {1e3 * (t1 - t0):.1f} ms, inputs {1e3 * (t3 - t2):.1f} ms, "
                          f"build and run on {ndev} devices {1e3 * (t4 - t3):.1f} ms\n")
     return status

@@ -978,7 +978,7 @@ def result_shape_error(module: ir.Module, root: ir.Instruction, bad: str) -> Hlo
     from .ops.collectives import implied_device_counts
     got = implied_device_counts(module)
     if got is not None:
-        # a module written for several devices, run on one (item 17 of issue 13): say which run fits
+        # a module written for several devices, run on one: say which run fits
         r, p, ins, why = got
         flag = f"--partitions {p}" if p > 1 else f"--replicas {r}"
         return error_at(ins, f"the result cannot have the entry's shape on one device: the module's header gives "

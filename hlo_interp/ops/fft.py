@@ -16,7 +16,7 @@ Precision: computed by NumPy's pocketfft in the operand's precision (complex64 s
 precision, as XLA:CPU's DUCC); results agree with XLA:CPU within |got - want| <= 1e-5·max|want|
 (+ the same relative bound) in f32/c64 and 1e-12 in f64/c128, not bit for bit (the summation order of
 the two FFT libraries differs).
-DUCC (issue 13, item 12): XLA:CPU calls DUCC (ducc0::google::c2c/r2c/c2r, forward scale 1, inverse
+Why not DUCC: XLA:CPU calls DUCC (ducc0::google::c2c/r2c/c2r, forward scale 1, inverse
 1/N), but the `ducc0` Python package (0.42) is not bit-exact against it either: on c64 [14,15,16,17]
 it differs from XLA:CPU in 58-80% of the result components (NumPy: 66-81%), on a 1-D c64 FFT of
 length 3 in 5 of 24 (NumPy 13), and it loses NumPy's exact agreement on 1-D IFFT/IRFFT and on the
