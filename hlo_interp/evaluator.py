@@ -27,6 +27,7 @@ import numpy as np
 
 from . import ir
 from .diagnostics import HloError
+from .in_place import callee_marks, in_place_elements
 from .opcodes import opcodes_where
 from .ops import load_all
 from .ops.numerics import flush_denormals as _flush_denormals
@@ -36,8 +37,8 @@ __all__ = ["RunOptions", "EvalContext", "Executable", "compile", "run", "default
            "flatten_result", "describe_shape", "Observer", "StopRun"]
 
 DEFAULT_MAX_ITERATIONS = 1_000_000  # loop iterations per run, all loops together
-# In-place dynamic-update-slice in while loops (see "In-place loop buffers" below).  Read when plans are
-# built; HLO_INTERP_IN_PLACE=0 turns it off (A/B benchmarks, bisecting a suspected aliasing bug).
+# In-place dynamic-update-slice in while loops (hlo_interp.in_place).  Read when plans are built;
+# HLO_INTERP_IN_PLACE=0 turns it off (A/B benchmarks, bisecting a suspected aliasing bug).
 IN_PLACE_LOOPS = os.environ.get("HLO_INTERP_IN_PLACE", "1") != "0"
 
 # Opcodes that allocate nothing new (their result is, or is made of, existing values).
@@ -91,7 +92,7 @@ class Observer:
     on arrays, or not at all.
 
     allows_in_place: False (the default) turns off the in-place update of while-loop buffers for the
-    run (see "In-place loop buffers"), so that every value and operand an observer is shown stays what
+    run (see hlo_interp.in_place), so that every value and operand an observer is shown stays what
     it was (it may keep them, dump them later, compare operands with results).  An observer that keeps
     no value past the call and reads no operand of a step after the step ran may set it to True."""
 
@@ -206,7 +207,7 @@ class EvalContext:
 
     @property
     def in_place(self) -> dict:
-        """For kernel builders: the marks of the computation being built (instruction name -> _DUS for a
+        """For kernel builders: the marks of the computation being built (instruction name -> DUS for a
         dynamic-update-slice that may write into its operand 0, or the parameter numbers (a tuple) of a
         call/fusion whose callee's in-place variant to use); {} for every ordinary plan."""
         return self._in_place_stack[-1] if self._in_place_stack else {}
@@ -222,7 +223,7 @@ class EvalContext:
         """For the while kernel: (the in-place variant of the body's plan, the tuple elements it updates
         in place), or None when no element qualifies or in-place updates are off (IN_PLACE_LOOPS, an
         observer that does not allow them).  The caller must give the variant a tuple whose elements
-        listed are its own copies (see "In-place loop buffers")."""
+        listed are its own copies (see hlo_interp.in_place)."""
         obs = self.options.observer
         if not IN_PLACE_LOOPS or (obs is not None and getattr(obs, "allows_in_place", False) is not True):
             return None
@@ -240,11 +241,7 @@ class EvalContext:
     def callee_in_place(self, name: str, params: tuple, ins: Optional[ir.Instruction] = None) -> Callable:
         """For the call/fusion kernels in an in-place plan: the variant of `name` that updates its
         parameters `params` in place (in_place_elements verified the chains before marking the caller)."""
-        comp = self.computation(name, ins)
-        marks: dict = {}
-        memo: dict = {}
-        for p in params:
-            _merge_marks(marks, _callee_chain(comp, p, self._comps, memo, 0)[0])
+        marks = callee_marks(self.computation(name, ins), params, self._comps)
         return self._call_variant(name, marks, "in place: parameters " + ",".join(map(str, params)), ins)
 
     def operand_shapes(self, ins: ir.Instruction) -> list:
@@ -433,109 +430,76 @@ def _compile_computation(comp: ir.Computation, ctx: EvalContext, label: Optional
     label = comp.name if label is None else label
     steps = build_plan(comp, ctx)
     ctx.plan_steps[label] = steps
-    validate = ctx.options.validate
-    root = comp.root
-    root_slot = next(out for _, _, out, ins, _ in steps if ins is root)
-    params = [out for fn, _, out, ins, _ in steps if ins.opcode == "parameter"]
-    if ctx.options.observer is not None:
-        return _compile_observed(comp, ctx, steps, root_slot, params, ctx.options.observer, label)
-    glb: dict[str, Any] = {}
-    lines = [f"def plan({''.join(f'v{p}, ' for p in params)}):"]
-    line_ins: dict[int, ir.Instruction] = {}
-    ref = {out: f"v{out}" for _, _, out, _, _ in steps}  # how a step's value is spelled in the code
-    for fn, ops, out, ins, free in steps:
-        if fn is not None:
-            args = [ref[s] for s in ops]
-            if hasattr(fn, "const"):
-                glb[f"c{out}"] = fn.const
-                ref[out] = f"c{out}"  # used in place: no statement at all
-                if out != root_slot and not validate:
-                    free = ()
-                    continue
-                expr = f"c{out}"
-            elif hasattr(fn, "inline"):
-                expr = fn.inline(args)
-            else:
-                glb[f"k{out}"] = fn
-                expr = f"k{out}({', '.join(args)})"
-            stmt = f"v{out} = {expr}"
-            ref[out] = f"v{out}"
-            if validate:
-                glb[f"s{out}"] = ins
-                stmt += f"; _check(v{out}, s{out})"
-            lines.append("    " + stmt)
-            line_ins[len(lines)] = ins
-        free = [s for s in free if ref[s].startswith("v")]
-        if free:
-            lines.append("    del " + ", ".join(f"v{s}" for s in free))
-    lines.append(f"    return v{root_slot}")
-    filename = f"<hlo-plan {comp.name}>"
-    glb[_LINES_KEY] = line_ins
-    if validate:
-        pshapes = [ins.shape for _, _, _, ins, _ in steps if ins.opcode == "parameter"]
-        scalar_comp = bool(pshapes) and all(isinstance(p, ir.ArrayShape) and not p.dims for p in pshapes)
-        glb["_check"] = _check_value_lenient if scalar_comp else _check_value
-    source = "\n".join(lines) + "\n"
+    source, glb = _plan_source(comp, steps, ctx.options)
     ctx.plan_sources[label] = source
-    code = builtins.compile(source, filename, "exec")
+    code = builtins.compile(source, f"<hlo-plan {comp.name}>", "exec")
     exec(code, glb)
     fn = glb["plan"]
     fn.__qualname__ = fn.__name__ = f"plan_{comp.name}"
     return fn
 
 
-def _compile_observed(comp: ir.Computation, ctx: EvalContext, steps: list, root_slot: int, params: list,
-                      obs: Any, label: Optional[str] = None) -> Callable:
-    """The plan of `comp` with calls to the observer around each step (RunOptions.observer; the
-    unobserved plan is generated by _compile_computation alone, so the fast path pays nothing)."""
-    validate = ctx.options.validate
-    want = {m: _observed(obs, m) for m in ("enter", "before", "after", "leave")}
-    glb: dict[str, Any] = {"_o": obs, "_comp": comp, "_done": set()}
-    lines = [f"def plan({''.join(f'v{p}, ' for p in params)}):"]
+def _plan_source(comp: ir.Computation, steps: list, options: RunOptions) -> tuple[str, dict]:
+    """The Python source of a plan, and the globals it runs with.  One line per step that computes
+    something (`v7 = k7(v3, v5)`, or the kernel's inline expression); constants (and constant-folded
+    steps) are globals used in place, with no statement at all; `del` after each value's last use.
+    With an observer (RunOptions.observer) the same code is wrapped in calls to the methods it
+    overrides: enter/leave around the whole plan, before/after around each step; without one the code
+    has no trace of it, so the fast path pays nothing.  validate adds a check after every step."""
+    obs = options.observer
+    validate = options.validate
+    want = {m: obs is not None and _observed(obs, m) for m in ("enter", "before", "after", "leave")}
+    glb: dict[str, Any] = {} if obs is None else {"_o": obs, "_comp": comp, "_done": set()}
+    root_slot = next(out for _, _, out, ins, _ in steps if ins is comp.root)
+    params = "".join(f"v{out}, " for fn, _, out, ins, _ in steps if ins.opcode == "parameter")
+    lines = [f"def plan({params}):"]
     pad = "    "
     if want["enter"]:
-        lines.append(f"    _o.enter(_comp, ({''.join(f'v{p}, ' for p in params)}))")
+        lines.append(f"    _o.enter(_comp, ({params}))")
     if want["leave"]:
         lines.append("    try:")
         pad = "        "
-    line_ins: dict[int, ir.Instruction] = {}
-    ref = {out: f"v{out}" for _, _, out, _, _ in steps}
+    line_ins: dict[int, ir.Instruction] = {}  # line number -> instruction (errors are located by it)
+
+    def emit(text: str, ins: ir.Instruction) -> None:
+        lines.append(pad + text)
+        line_ins[len(lines)] = ins
+
+    ref = {out: f"v{out}" for _, _, out, _, _ in steps}  # how a step's value is spelled in the code
     for fn, ops, out, ins, free in steps:
-        glb[f"s{out}"] = ins
+        if validate or obs is not None:
+            glb[f"s{out}"] = ins
         if fn is None:  # a parameter
             if want["after"]:
-                lines.append(f"{pad}_o.after(s{out}, v{out}, ())")
-                line_ins[len(lines)] = ins
+                emit(f"_o.after(s{out}, v{out}, ())", ins)
             continue
         args = [ref[s] for s in ops]
-        tup = "(" + "".join(a + ", " for a in args) + ")"
-        if hasattr(fn, "const"):
+        if obs is not None:
+            seen = "(" + "".join(a + ", " for a in args) + ")"  # the operands, as observers are shown them
+        const = hasattr(fn, "const")
+        if const:
             glb[f"c{out}"] = fn.const
-            ref[out] = f"c{out}"
+            ref[out] = f"c{out}"  # used in place
             if want["after"]:  # constants and folded instructions: reported once (they never change)
-                lines.append(f"{pad}if {out} not in _done: _done.add({out}); _o.after(s{out}, c{out}, {tup})")
-                line_ins[len(lines)] = ins
-            if out == root_slot:
-                lines.append(f"{pad}v{out} = c{out}")
-                ref[out] = f"v{out}"
-            continue
-        if hasattr(fn, "inline"):
-            expr = fn.inline(args)
+                emit(f"if {out} not in _done: _done.add({out}); _o.after(s{out}, c{out}, {seen})", ins)
+            if out != root_slot and not validate:
+                continue
+            expr = f"c{out}"
         else:
-            glb[f"k{out}"] = fn
-            expr = f"k{out}({', '.join(args)})"
-        if want["before"]:
-            lines.append(f"{pad}_o.before(s{out}, {tup})")
-            line_ins[len(lines)] = ins
+            if hasattr(fn, "inline"):
+                expr = fn.inline(args)
+            else:
+                glb[f"k{out}"] = fn
+                expr = f"k{out}({', '.join(args)})"
+            if want["before"]:
+                emit(f"_o.before(s{out}, {seen})", ins)
         stmt = f"v{out} = {expr}"
-        ref[out] = f"v{out}"
         if validate:
             stmt += f"; _check(v{out}, s{out})"
-        lines.append(pad + stmt)
-        line_ins[len(lines)] = ins
-        if want["after"]:
-            lines.append(f"{pad}_o.after(s{out}, v{out}, {tup})")
-            line_ins[len(lines)] = ins
+        emit(stmt, ins)
+        if want["after"] and not const:
+            emit(f"_o.after(s{out}, v{out}, {seen})", ins)
+        ref[out] = f"v{out}"
         free = [s for s in free if ref[s].startswith("v")]
         if free:
             lines.append(f"{pad}del " + ", ".join(f"v{s}" for s in free))
@@ -548,180 +512,7 @@ def _compile_observed(comp: ir.Computation, ctx: EvalContext, steps: list, root_
         pshapes = [ins.shape for _, _, _, ins, _ in steps if ins.opcode == "parameter"]
         scalar_comp = bool(pshapes) and all(isinstance(p, ir.ArrayShape) and not p.dims for p in pshapes)
         glb["_check"] = _check_value_lenient if scalar_comp else _check_value
-    source = "\n".join(lines) + "\n"
-    ctx.plan_sources[comp.name if label is None else label] = source
-    code = builtins.compile(source, f"<hlo-plan {comp.name}>", "exec")
-    exec(code, glb)
-    fn = glb["plan"]
-    fn.__qualname__ = fn.__name__ = f"plan_{comp.name}"
-    return fn
-
-
-# --------------------------------------------------------------------------------------------------
-# In-place loop buffers
-#
-# A while loop whose body writes one slice per iteration into a loop-carried buffer (every
-# jax.lax.scan / fori_loop that stacks its outputs) would copy the whole buffer in every iteration if
-# dynamic-update-slice always made a new array: O(iterations x buffer).  XLA updates such buffers in
-# place; so do we, where it is provably invisible.  Values are otherwise never mutated, so arrays are
-# shared freely: between tuple elements, with the caller's inputs, with constants (read-only), and as
-# NumPy views (reshape, bitcast, slice, transpose, broadcast, dynamic-slice may return views).  The
-# buffer written must therefore be reachable by nothing but the one chain of instructions that
-# writes it.  The recognition is static, made when the plans are built; running costs nothing more.
-#
-# Element k of a while loop is updated in place when, in the body computation B (in_place_elements):
-#   1. B's root is a `tuple` that nothing uses, and B's parameter is used by get-tuple-element
-#      instructions only (not passed whole to a call, a tuple, ...), exactly one of them, g, with
-#      index k (every instruction of B counts, reachable or not);
-#   2. from g, a chain of instructions each of which is the ONLY user (one operand position, once) of
-#      the previous one, leads to the root tuple at position k (so the chain's result becomes element k
-#      of the next iteration, and of the loop's result, and nothing else).  Links of the chain:
-#        dynamic-update-slice, the chain at operand 0: writes the update into its operand in place;
-#        copy: the value itself (our copy is an identity);
-#        call / fusion, the chain at operand j: its computation C takes parameter j through the same
-#          kind of chain (_callee_chain: the parameter's only user, ... ) to C's root: either the root
-#          itself (then the call's result continues the chain), or the root tuple of C (used by
-#          nothing) at position m: then every user of the call is a get-tuple-element and exactly one
-#          has index m; it continues the chain.  C gets its own in-place variant of its plan (C may be
-#          called elsewhere too, e.g. a `dynamic_update_index_in_dim` computation shared by calls:
-#          there it stays the ordinary, copying plan);
-#      and at least one link is a dynamic-update-slice (otherwise there is nothing to gain).
-#   3. The while kernel copies element k of the loop's initial tuple ONCE, when the loop starts, into a
-#      new array of its own (the caller's array, a constant, a broadcast view, an array that is also
-#      another element of the same tuple: none of them is ever written), and runs the in-place variant
-#      of B (B's ordinary plan is unchanged: another while loop or a call of B gets its own).
-# Why nothing can observe the writes: by induction over iterations, when an iteration starts the only
-# reference to the buffer is element k of the carried tuple (true of the fresh copy; the body's
-# param tuple and the condition also hold the tuple, but in B only g reads element k, and the
-# condition's value is a pred consumed before the body runs).  In B, every value derived from the
-# buffer is on the chain, since every link has one user; the updates, start indices and other
-# operands of the links are not derived from it (it has no other user); so when a link writes, the
-# array it writes is referenced by no other live value, no view of it exists, and the chain's end is
-# element k of the next tuple and nothing else of it.  When the loop ends the buffer is handed out and
-# never written again (each run of the while instruction copies its initial value afresh).  Updates
-# are written with the same clamped starts and element conversion as the copying kernel: results
-# are bit-identical.
-# Observers (hlo_interp.debug) may keep values or read a step's operands after it ran: plans built
-# with an observer use no in-place update unless it sets allows_in_place (Observer).  The in-place
-# kernel also falls back to a copy if ever handed an array it cannot write (a read-only one).
-
-_DUS = -1  # the mark of a dynamic-update-slice that writes into its operand 0
-_MAX_CALL_DEPTH = 8
-
-
-def _uses(comp: ir.Computation) -> dict[str, list[tuple[ir.Instruction, int]]]:
-    """name -> [(user, operand position)], one entry per operand occurrence, in every instruction."""
-    out: dict[str, list[tuple[ir.Instruction, int]]] = {}
-    for ins in comp.instructions:
-        for pos, name in enumerate(ins.operands):
-            out.setdefault(name, []).append((ins, pos))
-    return out
-
-
-def _follow(comp: ir.Computation, start: ir.Instruction, uses: dict, comps: dict, memo: dict,
-            depth: int) -> tuple[dict, Any, int]:
-    """Follow the single-user chain from `start` (see above).  Returns (marks, end, writes): marks =
-    {instruction name: _DUS, or the callee parameters (a tuple) a call/fusion passes on}; end = "root" (the chain's last value is the
-    root, which nothing uses), ("tuple", m) (it is operand m of the root tuple, once, and nothing else
-    uses it or the root), or None (anything else: the chain escapes); writes = dynamic-update-slices
-    on the chain, callees included."""
-    marks: dict[str, int] = {}
-    writes = 0
-    cur = start
-    root = comp.root
-    for _ in range(len(comp.instructions) + 1):
-        us = uses.get(cur.name, ())
-        if not us:
-            return marks, ("root" if cur is root else None), writes
-        if len(us) != 1:
-            return marks, None, writes
-        user, pos = us[0]
-        op = user.opcode
-        if op == "dynamic-update-slice" and pos == 0:
-            marks[user.name] = _DUS
-            writes += 1
-            cur = user
-        elif op == "copy":
-            cur = user
-        elif op == "tuple":
-            ok = user is root and not uses.get(user.name)
-            return marks, (("tuple", pos) if ok else None), writes
-        elif op in ("call", "fusion") and depth < _MAX_CALL_DEPTH:
-            cname = user.attrs.get("to_apply" if op == "call" else "calls")
-            callee = comps.get(cname) if isinstance(cname, str) else None
-            if callee is None or callee is comp:
-                return marks, None, writes
-            _, end, n = _callee_chain(callee, pos, comps, memo, depth + 1)
-            if end is None:
-                return marks, None, writes
-            if n:
-                marks[user.name] = (pos,)
-                writes += n
-            if end == "root":
-                cur = user
-                continue
-            m = end[1]
-            users = uses.get(user.name, ())
-            if any(u.opcode != "get-tuple-element" for u, _ in users):
-                return marks, None, writes
-            picks = [u for u, _ in users if u.attrs.get("index") == m]
-            if len(picks) != 1:
-                return marks, None, writes
-            cur = picks[0]
-        else:
-            return marks, None, writes
-    return marks, None, writes  # pragma: no cover - a chain cannot be longer than the computation
-
-
-def _callee_chain(comp: ir.Computation, param: int, comps: dict, memo: dict, depth: int) -> tuple:
-    """(marks, end, writes) of the chain from parameter `param` of a called computation (_follow)."""
-    key = (comp.name, param)
-    got = memo.get(key)
-    if got is None:
-        memo[key] = ({}, None, 0)  # a computation reached again while being analysed: no chain
-        ps = [i for i in comp.instructions if i.opcode == "parameter" and i.parameter_number == param]
-        got = ({}, None, 0) if len(ps) != 1 else _follow(comp, ps[0], _uses(comp), comps, memo, depth)
-        memo[key] = got
-    return got
-
-
-def _merge_marks(marks: dict, more: dict) -> None:
-    """Chains are disjoint, but two may go through the same call (as different operands)."""
-    for name, v in more.items():
-        old = marks.get(name)
-        marks[name] = v if old is None or v == _DUS else tuple(sorted(set(old) | set(v)))
-
-
-def in_place_elements(body: ir.Computation, comps: dict) -> Optional[tuple[dict, tuple[int, ...]]]:
-    """(marks of the body's in-place variant, the tuple elements it updates in place) of a while body,
-    or None when no element qualifies (conditions above)."""
-    root = body.root
-    params = [i for i in body.instructions if i.opcode == "parameter"]
-    if root is None or root.opcode != "tuple" or len(params) != 1:
-        return None
-    uses = _uses(body)
-    if uses.get(root.name):
-        return None
-    param = params[0]
-    gtes: dict[int, list[ir.Instruction]] = {}
-    for user, _ in uses.get(param.name, ()):
-        if user.opcode != "get-tuple-element":
-            return None  # the whole tuple goes somewhere: any element may be read there
-        gtes.setdefault(user.attrs.get("index"), []).append(user)
-    marks: dict[str, int] = {}
-    elements = []
-    memo: dict = {}
-    for k, gs in sorted((k, gs) for k, gs in gtes.items() if isinstance(k, int)):
-        shape = gs[0].shape
-        if len(gs) != 1 or not isinstance(shape, ir.ArrayShape) or shape.element_type.dtype is None:
-            continue
-        m, end, writes = _follow(body, gs[0], uses, comps, memo, 0)
-        if end == ("tuple", k) and writes:
-            _merge_marks(marks, m)
-            elements.append(k)
-    if not elements:
-        return None
-    return marks, tuple(elements)
+    return "\n".join(lines) + "\n", glb
 
 
 # --------------------------------------------------------------------------------------------------

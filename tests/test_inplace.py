@@ -1,4 +1,4 @@
-"""In-place dynamic-update-slice of while-loop buffers (evaluator.py, "In-place loop buffers").
+"""In-place dynamic-update-slice of while-loop buffers (hlo_interp.in_place).
 
 A scan/fori_loop that stacks its outputs writes one slice per iteration into a loop-carried buffer;
 the evaluator writes it in place when nothing else can see the buffer.  Here: results of JAX's scans
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import hlo_interp
-from hlo_interp import debug, evaluator
+from hlo_interp import debug, evaluator, in_place
 from hlo_interp.ops import movement
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -805,7 +805,7 @@ def test_parameter_passed_whole_is_not_in_place(monkeypatch):
     m = _module(PARAM_TO_CALL.replace("ROOT t = (s32[], f32[5,4], f32[4], f32[5,4])",
                                       "ROOT t = (s32[], f32[5,4], f32[4])").replace(
         "tuple(i1, d, row, peek)", "tuple(i1, d, row)"))
-    assert evaluator.in_place_elements(m.computation("body"), {c.name: c for c in m.computations}) is None
+    assert in_place.in_place_elements(m.computation("body"), {c.name: c for c in m.computations}) is None
     buf, row = _inputs()
     outs, _ = _both(m, [buf, row], monkeypatch, {})
     _same(outs, [_loop_expected(buf, row)])

@@ -148,7 +148,7 @@ def _callee(ins, ctx, attr: str, nargs: int):
 def _callee_maybe_in_place(ins, ctx, attr: str):
     fn = _callee(ins, ctx, attr, len(ins.operands))
     params = getattr(ctx, "in_place", {}).get(ins.name)
-    if params:  # on an in-place chain of a while body (evaluator: "In-place loop buffers")
+    if params:  # on an in-place chain of a while body (hlo_interp.in_place)
         return ctx.callee_in_place(ins.attrs[attr], params, ins)
     return fn
 

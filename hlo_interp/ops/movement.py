@@ -5,7 +5,7 @@ Plain functions on NumPy arrays (logical, row-major values) with decoded attribu
 builders that bind them to instructions (see registry.py for the contract).  Views are returned where
 NumPy gives them (broadcast, transpose, slice, reverse): values are never written in place by kernels,
 with one exception: a dynamic-update-slice the evaluator marked (ctx.in_place) writes into a while-loop
-buffer that nothing else can see ("In-place loop buffers" in evaluator.py).
+buffer that nothing else can see (hlo_interp.in_place).
 
 XLA's semantics where NumPy's differ:
   * dynamic-slice / dynamic-update-slice: every start index is clamped into [0, dim - size] (XLA's
@@ -125,7 +125,7 @@ def dynamic_update_slice(x: np.ndarray, update: np.ndarray, starts: Sequence) ->
 
 def dynamic_update_slice_in_place(x: np.ndarray, update: np.ndarray, starts: Sequence) -> np.ndarray:
     """dynamic_update_slice writing into x itself (x must be an array nothing else can see: the
-    evaluator proves it for while-loop buffers, see "In-place loop buffers" in evaluator.py)."""
+    evaluator proves it for while-loop buffers, see hlo_interp.in_place)."""
     st = _clamped_starts(starts, x.shape, update.shape)
     x[tuple(slice(s, s + n) for s, n in zip(st, update.shape))] = update
     return x
