@@ -851,7 +851,7 @@ def _main_spmd(mod, opts: RunRequest, n_rep: int, n_part: int, limit: Optional[i
     global_view: a shard_map global-view module, run on plain global inputs (spmd.run_global)."""
     import numpy as np
     from . import ir
-    from .evaluator import _parameters
+    from .evaluator import ordered_parameters
     from .ops.registry import TOKEN
     from .spmd import run_spmd
     ndev = n_rep * n_part
@@ -863,7 +863,7 @@ def _main_spmd(mod, opts: RunRequest, n_rep: int, n_part: int, limit: Optional[i
             raise HloError(f"no computation named '{opts.computation}'", filename=mod.filename or None) from None
     else:
         comp = mod.entry
-    params = _parameters(comp)
+    params = ordered_parameters(comp)
     root_shape = comp.root.shape
     if opts.output is not None and Path(opts.output).suffix.lower() == ".npy":
         nleaves = len(_leaf_paths(root_shape, "")) if root_shape is not None else 1

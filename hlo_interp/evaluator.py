@@ -34,7 +34,8 @@ from .ops.numerics import flush_denormals as _flush_denormals
 from .ops.registry import KERNELS, TOKEN, error_at, unsupported
 
 __all__ = ["RunOptions", "EvalContext", "Executable", "compile", "run", "default_max_bytes",
-           "flatten_result", "describe_shape", "Observer", "StopRun"]
+           "flatten_result", "describe_shape", "Observer", "StopRun", "make_options", "ordered_parameters",
+           "execution_order", "value_mismatch", "COMPUTATION_ATTRS"]
 
 DEFAULT_MAX_ITERATIONS = 1_000_000  # loop iterations per run, all loops together
 # In-place dynamic-update-slice in while loops (hlo_interp.in_place).  Read when plans are built;
@@ -256,7 +257,7 @@ class EvalContext:
         return out
 
     def num_parameters(self, name: str, ins: Optional[ir.Instruction] = None) -> int:
-        return len(_parameters(self.computation(name, ins)))
+        return len(ordered_parameters(self.computation(name, ins)))
 
     def check_alloc(self, ins: ir.Instruction, shape: Optional[ir.Shape] = None) -> None:
         """Raise a located HloError if a value of `shape` would exceed max_bytes."""
@@ -272,7 +273,9 @@ class EvalContext:
 # --------------------------------------------------------------------------------------------------
 # Building plans
 
-def _parameters(comp: ir.Computation) -> list[ir.Instruction]:
+def ordered_parameters(comp: ir.Computation) -> list[ir.Instruction]:
+    """A computation's parameter instructions in number order (numbers must be 0..n-1: a located error
+    otherwise)."""
     ps = [i for i in comp.instructions if i.opcode == "parameter"]
     ps.sort(key=lambda i: i.parameter_number or 0)
     for k, p in enumerate(ps):
@@ -322,7 +325,7 @@ def execution_order(comp: ir.Computation) -> list[ir.Instruction]:
                 seen[ins.name] = 2
                 order.append(ins)
     # Parameters first, in number order, even unused ones (the signature needs them all).
-    params = _parameters(comp)
+    params = ordered_parameters(comp)
     rest = [i for i in order if i.opcode != "parameter"]
     return params + rest
 
@@ -670,7 +673,7 @@ class Executable:
                                filename=module.filename or None) from None
         self.ctx = EvalContext(module, options)
         self.ctx.device = device  # set before any plan is built: collective kernels read it
-        self.params = _parameters(self.entry)
+        self.params = ordered_parameters(self.entry)
         self._fn = self.ctx.call(self.entry.name)
         self._build_called()
 
@@ -805,8 +808,9 @@ def _denormal_mode(options: RunOptions):
     return contextlib.nullcontext()
 
 
-def _options(max_bytes=None, max_iterations=None, fake_constants=False, validate=False,
-             denormals="flush", observer=None) -> RunOptions:
+def make_options(max_bytes=None, max_iterations=None, fake_constants=False, validate=False,
+                 denormals="flush", observer=None) -> RunOptions:
+    """RunOptions from run()/compile()'s keyword arguments (None: the defaults)."""
     if max_bytes is None:
         max_bytes = default_max_bytes()
     if max_iterations is None:
@@ -823,7 +827,7 @@ def compile(module: ir.Module, *, max_bytes: Optional[int] = None, max_iteration
     """Build the plans of every computation reachable from the entry (or from `computation`, to run one
     computation of the module on its own, e.g. a fusion while bisecting); raises HloError, located.
     observer: see Observer (hlo_interp.debug builds the usual ones)."""
-    return Executable(module, _options(max_bytes, max_iterations, fake_constants, validate, denormals,
+    return Executable(module, make_options(max_bytes, max_iterations, fake_constants, validate, denormals,
                                        observer), computation)
 
 
@@ -839,7 +843,7 @@ def run(module: ir.Module, *arrays: Any, max_bytes: Optional[int] = None, max_it
     result, depth-first.  Plans are built once per module and options and cached on the module object.
     denormals="flush" (default) flushes f32/f64 denormals to zero as XLA:CPU does; "keep" keeps them.
     observer: see Observer; observed runs build their plans afresh (not cached)."""
-    opts = _options(max_bytes, max_iterations, fake_constants, validate, denormals, observer)
+    opts = make_options(max_bytes, max_iterations, fake_constants, validate, denormals, observer)
     if observer is not None:
         return Executable(module, opts, computation)(*arrays)
     cache = module.__dict__.setdefault("_hlo_interp_executables", {})

@@ -225,7 +225,7 @@ def run_spmd(module: Any, per_device_inputs: Sequence[Sequence[Any]], replicas: 
     r0, p0 = module_device_counts(module)
     n_rep = r0 if replicas is None else int(replicas)
     n_part = p0 if partitions is None else int(partitions)
-    opts = evaluator._options(max_bytes, max_iterations, fake_constants, validate, denormals)
+    opts = evaluator.make_options(max_bytes, max_iterations, fake_constants, validate, denormals)
     ndev = check_device_count(n_rep, n_part, filename=module.filename or None)
     per_device_inputs = list(per_device_inputs)
     if len(per_device_inputs) != ndev:
@@ -280,7 +280,7 @@ def _is_wait_error(e: BaseException) -> bool:
 
 
 def _finish(exe: Any, values: list) -> list:
-    from .evaluator import value_mismatch, flatten_result, result_shape_error
+    from .evaluator import flatten_result, result_shape_error, value_mismatch
     value = exe.execute(*values)
     root = exe.entry.root
     bad = value_mismatch(value, root.shape) if root.shape is not None else None

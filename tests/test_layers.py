@@ -37,6 +37,7 @@ LAYER_OF = {
     "ops": "ops",
     "ops.": "ops",
     "evaluator": "evaluator",
+    "in_place": "evaluator",  # the in-place loop-buffer analysis the evaluator runs when it builds plans
     "info": "tools", "info_text": "tools", "analysis": "tools", "analysis.": "tools",
     "graph": "tools", "graph_model": "tools", "graph_labels": "tools", "graph_dot": "tools",
     "graph_layout": "tools", "graph_view": "tools", "diff": "tools", "diff_html": "tools",
@@ -68,25 +69,7 @@ KNOWN_UP = {
 KNOWN_CYCLES: dict = {}
 
 # `from X import _name` across modules, still to remove, by owner: (importer, imported, name)
-KNOWN_PRIVATE = {
-    ("cli_run", "evaluator", "_parameters"): "run",
-    ("ops.collectives", "ops.async_ops", "_done"): "run",
-    ("ops.collectives", "ops.async_ops", "_sugar_start"): "run",
-    ("ops.collectives", "ops.async_ops", "_update"): "run",
-    ("ops.collectives", "ops.reduce", "_PRED_UFUNCS"): "run",
-    ("ops.collectives", "ops.reduce", "_UFUNCS"): "run",
-    ("ops.sort", "ops.reduce", "_SAFE_OPS"): "run",
-    ("ops.window", "ops.reduce", "_PRED_UFUNCS"): "run",
-    ("ops.window", "ops.reduce", "_UFUNCS"): "run",
-    ("ops.window", "ops.reduce", "_fix_zero_signs"): "run",
-    ("ops.window", "ops.reduce", "_identity"): "run",
-    ("ops.window", "ops.reduce", "_strip_converts"): "run",
-    ("ops.window", "ops.reduce", "_wide_int"): "run",
-    ("ops.gather_scatter", "ops.reduce", "_PRED_UFUNCS"): "run",
-    ("ops.gather_scatter", "ops.reduce", "_UFUNCS"): "run",
-    ("ops.custom_calls.xla_cpu", "ops.rng", "_module_state"): "run",  # GetRngSeed reads rng's state
-    ("ops.custom_calls.topk", "ops.sort", "_CmpError"): "run",  # TopK's comparator errors
-}
+KNOWN_PRIVATE: dict = {}
 
 
 # --------------------------------------------------------------------------------------------------

@@ -73,10 +73,10 @@ TWO_LEVEL_SELECT = ("lt = pred[] compare(a, b), direction=LT  eq = pred[] compar
 
 def _comparator_is_recognized(body):
     m = hlo_interp.parse(SORT_TEXT.format(body=body, r=1, n=2))
-    from hlo_interp.evaluator import EvalContext, _options
+    from hlo_interp.evaluator import EvalContext, make_options
     from hlo_interp.ops import load_all
     load_all()
-    vc = S.VectorComputation(m.computation("cmp"), EvalContext(m, _options()))
+    vc = S.VectorComputation(m.computation("cmp"), EvalContext(m, make_options()))
     return S.recognize_comparator(vc, 2)
 
 
@@ -207,14 +207,14 @@ def test_every_golden_comparator_is_recognized():
     """The fast path covers every comparator JAX and XLA:CPU wrote in the golden cases (pre- and
     post-optimization), so none of them falls back to the merge sort."""
 
-    from hlo_interp.evaluator import EvalContext, _options
+    from hlo_interp.evaluator import EvalContext, make_options
     from hlo_interp.ops import load_all
     load_all()
     seen = 0
     for c in CASES:
         for which in ("before", "after"):
             m = hlo_interp.parse(c.text(which))
-            ctx = EvalContext(m, _options())
+            ctx = EvalContext(m, make_options())
             for comp in m.computations:
                 for ins in comp.instructions:
                     if ins.opcode != "sort":

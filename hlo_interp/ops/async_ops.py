@@ -136,6 +136,13 @@ def _register_sugar() -> None:
 _register_sugar()
 
 
+def add_async_sugar(base: str) -> None:
+    """Give opcode `base` the async sugar `<base>-start/-update/-done` (where no kernel is registered
+    under those names yet): for families that opt in, like the collectives with no -start of their own."""
+    for suf, fn in (("-start", _sugar_start), ("-update", _update), ("-done", _done)):
+        KERNELS.setdefault(base + suf, fn)
+
+
 @kernel("copy-start")
 def _k_copy_start(ins, ctx):
     s = ins.shape

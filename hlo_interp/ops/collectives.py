@@ -55,9 +55,9 @@ import numpy as np
 
 from .. import ir
 from ..types import dtype_kind
-from .async_ops import _done, _sugar_start, _update, zero_value
-from .reduce import _PRED_UFUNCS, _UFUNCS, recognize_reducer
-from .registry import KERNELS, error_at, kernel, unsupported
+from .async_ops import add_async_sugar, zero_value
+from .reducers import PRED_UFUNCS, UFUNCS, recognize_reducer
+from .registry import error_at, kernel, unsupported
 from ..syntax.printer import shape_text
 
 # --------------------------------------------------------------------------------------------------
@@ -389,7 +389,7 @@ def xla_cpu_fold(vals, op):
     dtype = vals[0].dtype
     kind = dtype_kind(dtype)
     if kind == "pred":
-        uf = _PRED_UFUNCS[op]
+        uf = PRED_UFUNCS[op]
         acc = vals[0]
         for v in vals[1:]:
             acc = uf(acc, v)
@@ -400,7 +400,7 @@ def xla_cpu_fold(vals, op):
         w = np.uint64 if kind == "uint" else np.int64
         acc = vals[0].astype(w)
         for v in vals[1:]:
-            acc = _UFUNCS[op](acc, v.astype(w))
+            acc = UFUNCS[op](acc, v.astype(w))
         return acc.astype(dtype)
     if op in ("maximum", "minimum"):
         if kind == "complex":
@@ -414,7 +414,7 @@ def xla_cpu_fold(vals, op):
         w = np.uint64 if kind == "uint" else np.int64
         acc = np.full(vals[0].shape, 0 if op == "add" else 1, w)
         for v in vals:
-            acc = _UFUNCS[op](acc, v.astype(w))
+            acc = UFUNCS[op](acc, v.astype(w))
         return acc.astype(dtype)
     # XLA:CPU's pipeline: AllReducePromotion computes a bf16 all-reduce in f32, and float normalization
     # an f8 one in f16; each rounds to the type once, at the end.  Other types: their own arithmetic.
@@ -425,7 +425,7 @@ def xla_cpu_fold(vals, op):
         wide = np.dtype(np.float16)
     acc = np.full(vals[0].shape, 0 if op == "add" else 1, wide)
     for v in vals:
-        acc = _UFUNCS[op](acc, v.astype(wide))
+        acc = UFUNCS[op](acc, v.astype(wide))
     return np.asarray(acc).astype(dtype, copy=False)
 
 
@@ -949,5 +949,4 @@ def _k_local_to_global(ins, ctx):
 
 # The async sugar of the collectives that have no -start opcode of their own.
 for _base in ("reduce-scatter", "all-to-all", "collective-broadcast", "ragged-all-to-all"):
-    for _suf, _fn in (("-start", _sugar_start), ("-update", _update), ("-done", _done)):
-        KERNELS.setdefault(_base + _suf, _fn)
+    add_async_sugar(_base)

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..types import dtype_kind
 from .numerics import complex_multiply_scatter_ufunc
-from .reduce import _PRED_UFUNCS, _UFUNCS, is_elementwise_computation, recognize_reducer
+from .reducers import PRED_UFUNCS, UFUNCS, is_elementwise_computation, recognize_reducer
 from .registry import error_at, kernel
 
 
@@ -311,14 +311,14 @@ def _replace_form(module, name: str, n: int) -> bool:
 def _ufunc_for(op: str, dtype):
     kind = dtype_kind(dtype)
     if kind == "pred":
-        return _PRED_UFUNCS[op]
+        return PRED_UFUNCS[op]
     if kind == "float" and op in ("and", "or", "xor"):
         raise _DimError(f"{op} is not defined for floating-point numbers")
     if kind == "complex" and op in ("and", "or", "xor", "maximum", "minimum"):
         raise _DimError(f"{op} is not defined for complex numbers")
     if kind == "complex" and op == "multiply":
         return complex_multiply_scatter_ufunc  # XLA:CPU's fma-contracted complex product
-    return _UFUNCS[op]
+    return UFUNCS[op]
 
 
 def _fix_zero_signs(out, o, pos, uv, op):

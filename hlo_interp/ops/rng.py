@@ -243,7 +243,8 @@ class _RngState:
         return np.array([v & 0xFFFFFFFFFFFFFFFF, v >> 64], np.uint64)
 
 
-def _module_state(ctx) -> _RngState:
+def module_state(ctx) -> _RngState:
+    """The module's rng state (the counter rng-get-and-update-state advances), made on first use."""
     st = ctx.module.__dict__.get("_hlo_interp_rng_state")
     if st is None:
         st = ctx.module.__dict__["_hlo_interp_rng_state"] = _RngState()
@@ -253,7 +254,7 @@ def _module_state(ctx) -> _RngState:
 @kernel("rng-get-and-update-state")
 def _k_rng_get_and_update_state(ins, ctx):
     delta = int(ins.attrs.get("delta", 0))
-    st = _module_state(ctx)
+    st = module_state(ctx)
     sh = ins.shape
     if sh is None or sh.is_tuple or sh.element_type.name != "u64" or tuple(sh.dims) != (2,):
         raise error_at(ins, "rng-get-and-update-state has the shape u64[2]")
@@ -321,7 +322,7 @@ def _k_rng(ins, ctx):
     wide = name in ("f64", "s64", "u64")
     compute = np.dtype({"f16": np.float32, "bf16": np.float32}.get(name, et.dtype)).type
     units = n * (2 if wide else 1)  # XLA's delta: the number of 32-bit words of the result
-    st = _module_state(ctx)
+    st = module_state(ctx)
     key = RNG_KEY
     ctx.check_alloc(ins, sh)
     bits = 64 if wide else 32

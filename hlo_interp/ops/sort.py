@@ -43,12 +43,12 @@ import numpy as np
 
 from .. import ir
 from ..types import dtype_kind
-from .reduce import _SAFE_OPS
+from .reducers import ELEMENTWISE_SAFE_OPS
 from .registry import KERNELS, error_at, kernel, unsupported
 
 
-class _CmpError(ValueError):
-    pass
+class ComparatorError(ValueError):
+    """A comparator this module cannot evaluate on whole arrays (callers fall back or report it)."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -79,22 +79,22 @@ def order_key(x: np.ndarray, cmp_type: str | None) -> np.ndarray:
     kind = dtype_kind(x.dtype)
     if kind == "pred":
         if cmp_type not in (None, "UNSIGNED", "SIGNED"):
-            raise _CmpError("pred compare type")
+            raise ComparatorError("pred compare type")
         return x.astype(np.int64)
     if kind in ("sint", "uint"):
         want = "SIGNED" if kind == "sint" else "UNSIGNED"
         if cmp_type not in (None, want):
-            raise _CmpError(f"{cmp_type} compare of {kind} values")
+            raise ComparatorError(f"{cmp_type} compare of {kind} values")
         return x.astype(np.uint64 if x.dtype == np.uint64 else np.int64)
     if kind == "float":
         if cmp_type == "TOTALORDER":
             return total_order_key(x)
         if cmp_type not in (None, "FLOAT"):
-            raise _CmpError(f"{cmp_type} compare of floats")
+            raise ComparatorError(f"{cmp_type} compare of floats")
         with np.errstate(all="ignore"):
             x = np.where(x == 0, np.zeros((), x.dtype), x)  # -0 == +0
         return total_order_key(x)
-    raise _CmpError(f"no order for {x.dtype}")
+    raise ComparatorError(f"no order for {x.dtype}")
 
 
 def stable_order(key: np.ndarray, descending: bool) -> np.ndarray:
@@ -113,7 +113,7 @@ _IGNORED_ATTRS = {"metadata", "frontend_attributes", "sharding", "statistics_viz
 
 
 # scalar elementwise opcodes whose kernels give the elementwise result on arrays
-_VECTOR_SAFE = _SAFE_OPS - {"tuple", "get-tuple-element", "opt-barrier"}
+_VECTOR_SAFE = ELEMENTWISE_SAFE_OPS - {"tuple", "get-tuple-element", "opt-barrier"}
 
 
 class VectorComputation:
@@ -152,12 +152,12 @@ class VectorComputation:
                     self.fns[ins.name] = lambda x: x  # scalar to scalar: the value itself
                     continue
                 if ins.shape is None or ins.shape.is_tuple:
-                    raise _CmpError(f"{ins.opcode} has a tuple shape")
+                    raise ComparatorError(f"{ins.opcode} has a tuple shape")
                 if ins.opcode not in _VECTOR_SAFE or ins.shape.dims != ():
-                    raise _CmpError(f"{ins.opcode} cannot run on arrays here")
+                    raise ComparatorError(f"{ins.opcode} cannot run on arrays here")
                 builder = KERNELS.get(ins.opcode)
                 if builder is None:
-                    raise _CmpError(f"no kernel for {ins.opcode}")
+                    raise ComparatorError(f"no kernel for {ins.opcode}")
                 self.fns[ins.name] = builder(ins, ctx)
         finally:
             if scopes is not None:
@@ -176,7 +176,7 @@ class VectorComputation:
                 src.shape.element_type.bits != ins.shape.element_type.bits or \
                 ins.shape.element_type.dtype is None or src.shape.element_type.dtype is None or \
                 "pred" in (src.shape.element_type.kind, ins.shape.element_type.kind):
-            raise _CmpError("bitcast that is not scalar same-width")
+            raise ComparatorError("bitcast that is not scalar same-width")
         from .numerics import same_width_bitcast
         et = ins.shape.element_type
         return same_width_bitcast(et.dtype, et.bits, dtype_kind(et.dtype))
@@ -205,7 +205,7 @@ class VectorComputation:
             ins = self.by[name]
             if ins.opcode == "parameter":
                 if ins.parameter_number not in params:
-                    raise _CmpError("parameter not bound")
+                    raise ComparatorError("parameter not bound")
                 vals[name] = params[ins.parameter_number]
                 continue
             if not ready:
@@ -526,7 +526,7 @@ def topk(x: np.ndarray, k: int, largest: bool = True):
     elif kind in ("sint", "uint", "pred"):
         key = order_key(x, None)
     else:
-        raise _CmpError(f"topk of {x.dtype} values")
+        raise ComparatorError(f"topk of {x.dtype} values")
     order = stable_order(key, largest)[..., :k]
     vals = np.take_along_axis(x, order, axis=-1)
     return vals, order.astype(np.int32)
@@ -615,7 +615,7 @@ def _k_topk(ins, ctx):
             raise error_at(ins, f"topk k={k} exceeds the last dimension ({np.shape(x)[-1]})")
         try:
             v, i = topk(x, k, largest)
-        except _CmpError as e:
+        except ComparatorError as e:
             raise error_at(ins, f"topk: {e}") from None
         if idx_dtype is not None:
             i = i.astype(idx_dtype)

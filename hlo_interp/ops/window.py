@@ -29,7 +29,7 @@ with the view's elements at that offset, in row-major window order, as XLA:CPU d
 sums round at every step as in XLA, and f32 sums are in XLA's order: bit-exact in every unpadded
 case tested).  Padding and holes are skipped (XLA:CPU skips them too: an init that is not the
 identity counts once per window): recognized reducers (add, multiply, maximum, minimum, and, or,
-xor; see reduce.recognize_reducer) fill them with the op's identity (max/min/and/or: with init, which
+xor; see reducers.recognize_reducer) fill them with the op's identity (max/min/and/or: with init, which
 is the same) and run as NumPy ufuncs on the strided views; large windows of order-insensitive
 reducers (max/min/and/or, integers) take one `ufunc.reduce` over the window axes.  Any other
 computation (variadic argmax, ...), and f8/f4 sums and products (whose arithmetic the elementwise
@@ -65,17 +65,17 @@ from ..types import dtype_kind
 from .dot import dot_general
 from .elementwise import float_max, float_min
 from .movement import pad
-from .reduce import (
-    _PRED_UFUNCS,
-    _UFUNCS,
-    _fix_zero_signs,
-    _identity,
-    _strip_converts,
-    _wide_int,
+from .numerics import complex_multiply_ufunc
+from .reducers import (
+    PRED_UFUNCS,
+    UFUNCS,
+    fix_zero_signs,
+    identity,
     is_elementwise_computation,
     recognize_reducer,
+    strip_converts,
+    wide_int,
 )
-from .numerics import complex_multiply_ufunc
 from .registry import error_at, kernel, unsupported
 
 _kind = dtype_kind
@@ -299,9 +299,9 @@ def _step_fn(op: str, dtype, round_dtype):
     """The binary step of a recognized reducer on arrays of `dtype` (already widened for integers)."""
     kind = _kind(dtype)
     if kind == "pred":
-        return _PRED_UFUNCS[op]
+        return PRED_UFUNCS[op]
     if kind in ("sint", "uint"):
-        return _UFUNCS[op]
+        return UFUNCS[op]
     if op == "maximum":
         f = float_max
     elif op == "minimum":
@@ -309,7 +309,7 @@ def _step_fn(op: str, dtype, round_dtype):
     elif op == "multiply" and kind == "complex":
         f = complex_multiply_ufunc  # XLA:CPU's fma-contracted complex product
     elif op in ("add", "multiply"):
-        f = _UFUNCS[op]
+        f = UFUNCS[op]
     else:
         raise WindowError(f"{op} is not defined for floating-point numbers")
     if kind == "complex" and op in ("maximum", "minimum"):
@@ -329,10 +329,10 @@ def reduce_window_simple(x: np.ndarray, init, dims, op: str, round_dtype=None) -
     outs = out_sizes(x.shape, dims)
     init = np.asarray(init).astype(dtype).reshape(())
     if kind in ("sint", "uint"):
-        cd = np.dtype(_wide_int(dtype))
+        cd = np.dtype(wide_int(dtype))
     else:
         cd = dtype
-    ident = np.asarray(_identity(op, cd, dtype)).astype(cd)
+    ident = np.asarray(identity(op, cd, dtype)).astype(cd)
     step = _step_fn(op, cd, round_dtype)
     if 0 in outs:
         return np.full(outs, init, dtype=dtype)
@@ -357,20 +357,20 @@ def reduce_window_simple(x: np.ndarray, init, dims, op: str, round_dtype=None) -
     with np.errstate(all="ignore"):
         if nwin > BIG_WINDOW and order_free:
             waxes = tuple(range(x.ndim, 2 * x.ndim))
-            uf = _PRED_UFUNCS[op] if kind == "pred" else _UFUNCS[op]
+            uf = PRED_UFUNCS[op] if kind == "pred" else UFUNCS[op]
             r = uf.reduce(v, axis=waxes)
             if kind in ("float",) and op in ("maximum", "minimum"):
-                r = _fix_zero_signs(r, v, init, waxes, op)
+                r = fix_zero_signs(r, v, init, waxes, op)
             acc = step(acc, r)
         elif kind == "float" and op in ("maximum", "minimum"):
             # NaN-propagating NumPy max/min per offset; the sign of zero results fixed once at the end
-            uf = _UFUNCS[op]
+            uf = UFUNCS[op]
             for off in np.ndindex(*sizes):
                 acc = uf(acc, v[(Ellipsis,) + off])
             acc = np.asarray(acc)
             if acc.size and (acc == 0).any():
                 waxes = tuple(range(x.ndim, 2 * x.ndim))
-                acc = _fix_zero_signs(acc, v, init, waxes, op)
+                acc = fix_zero_signs(acc, v, init, waxes, op)
             if round_dtype is not None:  # each step rounds; rounding is monotonic: once at the end
                 acc = acc.astype(round_dtype).astype(dtype)
         else:
@@ -452,7 +452,7 @@ def recognize_select(module, name: str) -> str | None:
         return None
     nums = []
     for o in root.operands:
-        leaf, chain = _strip_converts(comp, o)
+        leaf, chain = strip_converts(comp, o)
         if leaf is None or leaf.opcode != "parameter":
             return None
         if chain:  # only widening float converts keep the comparison's meaning
@@ -663,8 +663,8 @@ def cumulative_split(xs, inits, wd, direct: Callable, combine: Callable) -> tupl
 def _recognized_step(op, rd, dtype):
     kind = _kind(dtype)
     if kind in ("sint", "uint"):
-        w = np.dtype(_wide_int(dtype))
-        f = _UFUNCS[op]
+        w = np.dtype(wide_int(dtype))
+        f = UFUNCS[op]
         return lambda a, b: f(a.astype(w), b.astype(w)).astype(dtype)
     return _step_fn(op, dtype, rd)
 
@@ -794,13 +794,13 @@ def _k_select_and_scatter(ins, ctx):
                 op = recog[0][0]
                 kind = _kind(dt)
                 if kind in ("sint", "uint"):
-                    w = np.dtype(_wide_int(dt))
-                    base = _UFUNCS[op]
+                    w = np.dtype(wide_int(dt))
+                    base = UFUNCS[op]
                     step = lambda acc, s: base(acc.astype(w), np.asarray(s).astype(w)).astype(dt)
                 else:
                     step = _step_fn(op, dt, None)
                     if kind == "pred" or (dt.kind in "fc" and op in ("add", "multiply")):
-                        uf = _PRED_UFUNCS[op] if kind == "pred" else _UFUNCS[op]
+                        uf = PRED_UFUNCS[op] if kind == "pred" else UFUNCS[op]
                         ufunc_at = uf.at
             else:
                 step = sc_fn() if sc_vec else per_element(sc_fn(), False)

@@ -14,7 +14,7 @@ from .registry import called, shape_text, target
 
 @target("TopK")
 def _t_topk(ins, ctx):
-    from ..sort import _CmpError, comparator_topk, topk
+    from ..sort import ComparatorError, comparator_topk, topk
     if len(ins.operands) != 1:
         raise error_at(ins, f"custom-call TopK takes one operand, got {len(ins.operands)}")
     (s,) = ctx.operand_shapes(ins)
@@ -40,7 +40,7 @@ def _t_topk(ins, ctx):
         def run(x):
             try:
                 v, i = topk(x, k, True)
-            except _CmpError as e:
+            except ComparatorError as e:
                 raise error_at(ins, f"TopK: {e}") from None
             return (v, i.astype(idx_dt))
         return run

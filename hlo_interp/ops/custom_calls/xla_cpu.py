@@ -68,11 +68,11 @@ def _t_get_rng_seed(ins, ctx):
     """A u64[] seed.  XLA:CPU returns a different value in every execution (not reproducible); here the
     low word of the module's rng state (rng.py, the counter rng-get-and-update-state advances), advanced
     by one per execution: deterministic, and distinct from one execution to the next."""
-    from ..rng import _module_state
+    from ..rng import module_state
     out = ins.shape
     if ins.operands or out is None or out.is_tuple or out.element_type.name != "u64" or tuple(out.dims):
         raise error_at(ins, "custom-call GetRngSeed takes no operand and returns u64[]")
-    st = _module_state(ctx)
+    st = module_state(ctx)
 
     def run():
         return np.uint64(st.get_and_add(1)[0])
