@@ -170,15 +170,6 @@ def _fail(msg: str) -> None:
     sys.stderr.write(f"hlo-run: error: {msg}\n")
 
 
-def _type_text(a) -> str:
-    from .types import from_dtype
-    try:
-        t = from_dtype(a.dtype).name
-    except KeyError:
-        t = str(a.dtype)
-    return f"{t}[{','.join(str(d) for d in a.shape)}]"
-
-
 def _fmt(x) -> str:
     return f"{x:.6g}" if isinstance(x, float) else str(x)
 
@@ -232,9 +223,11 @@ def print_results(leaves: list, mode: str, color: str) -> None:
     if mode == "none":
         return
     from rich.markup import escape
+
+    from .evaluator import describe_value
     console = make_console(color=color)
     for k, a in enumerate(leaves):
-        console.print(f"[bold]out{k}[/bold] [cyan]{escape(_type_text(a))}[/cyan]  {escape(leaf_stats(a))}")
+        console.print(f"[bold]out{k}[/bold] [cyan]{escape(describe_value(a))}[/cyan]  {escape(leaf_stats(a))}")
         text = preview(a, full=(mode == "full"))
         console.print("  " + escape(text).replace("\n", "\n  "))
 
@@ -269,12 +262,14 @@ def compare_results(leaves: list, expected_path, rtol, atol, color: str, module=
                       f"{expected_path} has {len(expected)}")
         ok_all = False
     from rich.markup import escape
+
+    from .evaluator import describe_value
     for k, (a, e) in enumerate(zip(leaves, expected)):
         res = compare_leaf(a, e, rtol, atol, numerics=numerics[k] if k < len(numerics) else None)
         ok, line = res.ok, res.line
         ok_all &= ok
         tag = "[green]ok[/green]      " if ok else "[bold red]MISMATCH[/bold red]"
-        console.print(f"{tag} out{k} {escape(_type_text(a))}: {escape(line)}")
+        console.print(f"{tag} out{k} {escape(describe_value(a))}: {escape(line)}")
     return ok_all
 
 

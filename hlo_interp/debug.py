@@ -45,7 +45,7 @@ import numpy as np
 
 from . import ir
 from .diagnostics import HloError, format_bytes
-from .evaluator import Observer, StopRun
+from .evaluator import Observer, StopRun, describe_value
 from .opcodes import opcodes_where
 from .sources import source_location
 
@@ -102,12 +102,7 @@ def _counts(v: Any) -> tuple[int, int]:
 
 def array_type_text(a: np.ndarray) -> str:
     """`f32[2,3]`: an array's HLO element type and dimensions."""
-    from .types import from_dtype
-    try:
-        t = from_dtype(a.dtype).name
-    except KeyError:
-        t = str(a.dtype)
-    return f"{t}[{','.join(str(d) for d in a.shape)}]"
+    return describe_value(a)
 
 
 def _g(x: float) -> str:

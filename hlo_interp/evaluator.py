@@ -26,7 +26,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from . import ir
-from .diagnostics import HloError
+from .diagnostics import HloError, format_bytes
 from .in_place import callee_marks, in_place_elements
 from .opcodes import opcodes_where
 from .ops import load_all
@@ -34,7 +34,7 @@ from .ops.numerics import flush_denormals as _flush_denormals
 from .ops.registry import KERNELS, TOKEN, error_at, unsupported
 
 __all__ = ["RunOptions", "EvalContext", "Executable", "compile", "run", "default_max_bytes",
-           "flatten_result", "describe_shape", "Observer", "StopRun", "make_options", "ordered_parameters",
+           "flatten_result", "describe_value", "Observer", "StopRun", "make_options", "ordered_parameters",
            "execution_order", "value_mismatch", "COMPUTATION_ATTRS"]
 
 DEFAULT_MAX_ITERATIONS = 1_000_000  # loop iterations per run, all loops together
@@ -127,18 +127,6 @@ def _observed(obs: Any, name: str) -> bool:
     if fn is None:
         return callable(getattr(obs, name, None))
     return fn is not getattr(Observer, name)
-
-
-def describe_shape(shape: ir.Shape) -> str:
-    return shape.text(layouts=False)
-
-
-def _fmt_bytes(n: float) -> str:
-    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
-        if n < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} bytes"  # pragma: no cover
 
 
 def shape_bytes(shape: ir.Shape) -> int:
@@ -266,8 +254,9 @@ class EvalContext:
             return
         need = shape_bytes(shape)
         if need > self.options.max_bytes:
-            raise error_at(ins, f"result {describe_shape(shape)} needs {_fmt_bytes(need)}, above the "
-                                f"limit of {_fmt_bytes(self.options.max_bytes)} (max_bytes / --max-bytes)")
+            need_text, limit_text = format_bytes(need, "bytes"), format_bytes(self.options.max_bytes, "bytes")
+            raise error_at(ins, f"result {shape.text(layouts=False)} needs {need_text}, above the "
+                                f"limit of {limit_text} (max_bytes / --max-bytes)")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -526,7 +515,7 @@ def value_mismatch(v: Any, shape: ir.Shape, lenient: bool = False) -> Optional[s
     (computations of scalars are called on whole arrays by vectorized reduce and map)."""
     if isinstance(shape, ir.TupleShape):
         if not isinstance(v, tuple) or len(v) != len(shape.elements):
-            return f"expected a tuple of {len(shape.elements)}, got {_describe_value(v)}"
+            return f"expected a tuple of {len(shape.elements)}, got {describe_value(v)}"
         for k, (x, s) in enumerate(zip(v, shape.elements)):
             bad = value_mismatch(x, s, lenient)
             if bad:
@@ -535,22 +524,23 @@ def value_mismatch(v: Any, shape: ir.Shape, lenient: bool = False) -> Optional[s
     if not isinstance(shape, ir.ArrayShape):
         return None
     if shape.element_type.dtype is None:  # token
-        return None if v is TOKEN else f"expected a token, got {_describe_value(v)}"
+        return None if v is TOKEN else f"expected a token, got {describe_value(v)}"
     if not isinstance(v, (np.ndarray, np.generic)):
         return f"expected an array, got {type(v).__name__}"
     if v.dtype != shape.element_type.dtype:
-        return f"expected {describe_shape(shape)}, got {_describe_value(v)}"
+        return f"expected {shape.text(layouts=False)}, got {describe_value(v)}"
     if v.shape != tuple(shape.dims) and not (lenient and not shape.dims):
         dyn = shape.dynamic
         if not (dyn and len(v.shape) == len(shape.dims) and all(
                 a == b or (d and (b == ir.UNBOUNDED or a <= b)) for a, b, d in zip(v.shape, shape.dims, dyn))):
-            return f"expected {describe_shape(shape)}, got {_describe_value(v)}"
+            return f"expected {shape.text(layouts=False)}, got {describe_value(v)}"
     return None
 
 
-def _describe_value(v: Any) -> str:
+def describe_value(v: Any) -> str:
+    """A value's type as HLO writes it: `f32[2,3]` for an array, `(f32[2], s32[])` for a tuple, `token`."""
     if isinstance(v, tuple):
-        return "(" + ", ".join(_describe_value(x) for x in v) + ")"
+        return "(" + ", ".join(describe_value(x) for x in v) + ")"
     if isinstance(v, (np.ndarray, np.generic)):
         try:
             from .types import from_dtype
@@ -616,7 +606,7 @@ def _prepare(x: Any, shape: ir.Shape, what: str, ins: ir.Instruction) -> Any:
     if isinstance(shape, ir.TupleShape):
         if not isinstance(x, (tuple, list)) or len(x) != len(shape.elements):
             raise error_at(ins, f"{what}: expected a tuple of {len(shape.elements)} values "
-                                f"{describe_shape(shape)}, got {_describe_value(x)}")
+                                f"{shape.text(layouts=False)}, got {describe_value(x)}")
         return tuple(_prepare(v, s, f"{what} element {k}", ins) for k, (v, s) in enumerate(zip(x, shape.elements)))
     if not isinstance(shape, ir.ArrayShape) or shape.element_type.dtype is None:
         return TOKEN
@@ -627,8 +617,8 @@ def _prepare(x: Any, shape: ir.Shape, what: str, ins: ir.Instruction) -> Any:
         ok = dyn and a.ndim == len(dims) and all(
             s == d or (f and (d == ir.UNBOUNDED or s <= d)) for s, d, f in zip(a.shape, dims, dyn))
         if not ok:
-            raise error_at(ins, f"{what}: expected shape {describe_shape(shape)}, got "
-                                f"{_describe_value(a)} (dimensions {list(a.shape)})")
+            raise error_at(ins, f"{what}: expected shape {shape.text(layouts=False)}, got "
+                                f"{describe_value(a)} (dimensions {list(a.shape)})")
     return a
 
 
@@ -698,7 +688,7 @@ class Executable:
     def prepare_inputs(self, *arrays: Any) -> list[Any]:
         params = self.params
         if len(arrays) != len(params):
-            names = ", ".join(f"{p.name}: {describe_shape(p.shape)}" for p in params) or "none"
+            names = ", ".join(f"{p.name}: {p.shape.text(layouts=False)}" for p in params) or "none"
             raise HloError(f"computation '{self.entry.name}' takes {len(params)} argument(s) "
                            f"({names}); got {len(arrays)}", filename=self.module.filename or None)
         return [_prepare(a, p.shape, f"argument {k} for parameter '{p.name}'", p)
@@ -878,8 +868,9 @@ def random_value(shape: ir.Shape, rng: "np.random.Generator", max_bytes: Optiona
     temp = 8 if et.kind in ("pred", "sint", "uint") else (dtype.itemsize if et.kind == "complex" else 4)
     need = n * (dtype.itemsize + temp)
     if need > max_bytes:
-        raise HloError(f"a random {et.name}[{','.join(map(str, shape.dims))}] input needs {_fmt_bytes(need)} "
-                       f"to make, over the limit of {_fmt_bytes(max_bytes)} (max_bytes / --max-bytes)")
+        need_text, limit_text = format_bytes(need, "bytes"), format_bytes(max_bytes, "bytes")
+        raise HloError(f"a random {et.name}[{','.join(map(str, shape.dims))}] input needs {need_text} "
+                       f"to make, over the limit of {limit_text} (max_bytes / --max-bytes)")
     if et.kind == "pred":
         return rng.integers(0, 2, size=dims).astype(np.bool_)
     if et.kind in ("sint", "uint"):
