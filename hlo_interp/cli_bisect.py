@@ -134,7 +134,7 @@ def _arguments(mod, inputs, random_inputs, seed):
     from .cli_run import gather_inputs
     if random_inputs:
         import numpy as np
-        from .evaluator import random_value
+        from .ops.random_values import random_value
 
         def make(params):
             rng = np.random.default_rng(seed)

@@ -68,7 +68,7 @@ def _leaf_bytes(params: list) -> dict:
 
 def _random_args(params: list, rng, max_bytes: Optional[int]) -> list:
     """--random-inputs: one value per parameter, each refused up front past max_bytes."""
-    from .evaluator import random_value
+    from .ops.random_values import random_value
     out = []
     for p in params:
         try:

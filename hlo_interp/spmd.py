@@ -31,13 +31,13 @@ from __future__ import annotations
 
 import threading
 import warnings
-from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
 from . import ir
 from .diagnostics import HloError
+from .ops.collectives import Device  # the simulated device kernels see (ctx.device)
 
 __all__ = ["Device", "Communicator", "run_spmd", "run_global", "is_global_view", "module_device_counts",
            "DEFAULT_TIMEOUT"]
@@ -135,45 +135,6 @@ class Communicator:
             if slot["taken"] == n:
                 del self._slots[full_key]
             return out
-
-
-@dataclass
-class Device:
-    """One simulated device: its ids, the device counts, and the shared communicator."""
-    replica: int
-    partition: int
-    num_replicas: int
-    num_partitions: int
-    communicator: Optional[Communicator] = None
-    _counts: dict = field(default_factory=dict)
-
-    @property
-    def id(self) -> int:
-        return self.replica * self.num_partitions + self.partition
-
-    @property
-    def num_devices(self) -> int:
-        return self.num_replicas * self.num_partitions
-
-    def next_key(self, key: Any) -> tuple:
-        """(key, k): the k-th execution of collective `key` on this device."""
-        k = self._counts.get(key, 0)
-        self._counts[key] = k + 1
-        return (key, k)
-
-    def exchange(self, key: Any, participants: tuple, value: Any, what: str = "") -> list:
-        """Meet the other participants at collective `key` (the same on every device: e.g. the
-        instruction); `what` names it in errors."""
-        if len(participants) == 1:
-            return [value]
-        if self.communicator is None:
-            raise TimeoutError(f"this collective needs devices {list(participants)}; a single-device "
-                               f"run has only device 0 (run every device: run_spmd / hlo-run --replicas "
-                               f"N --partitions M)")
-        return self.communicator.exchange(self.next_key(key), participants, self.id, value, what)
-
-
-SINGLE = Device(0, 0, 1, 1, None)
 
 
 def module_device_counts(module: ir.Module) -> tuple[int, int]:

@@ -55,11 +55,7 @@ ALLOWED_UP = {
 
 # Known violations still to remove, by owner (the helper whose files they are).  (importer, imported)
 KNOWN_UP = {
-    # run: ops modules that reach up into the evaluator, the SPMD driver or the public API
-    ("ops.batchnorm", "evaluator"): "run",  # builds an Executable for XLA's batch-norm expansion
-    ("ops.batchnorm", ""): "run",  # hlo_interp.parse: use frontend.parse_module
-    ("ops.control", "evaluator"): "run",  # evaluator.random_value for fake constants
-    ("ops.collectives", "spmd"): "run",  # spmd.SINGLE, the one-device default
+    # run: hlo-run reads the version from the package on top
     ("cli_run", ""): "run",  # hlo_interp.__version__
     ("cli", ""): "views",  # hlo_interp.__version__ (for --version)
 }

@@ -19,7 +19,7 @@ parse    gives each text to XLA's parser (jaxlib `hlo_module_from_text`, in a he
          rejects.  Results in OUT/parse.json.
 run      runs each text XLA's parser accepts on XLA:CPU (the module converted to StableHLO and compiled
          as tools/oracle/runner.py does; one device) and with hlo_interp.run, both on the same seeded inputs
-         (hlo_interp.evaluator.random_value, seed 0), and sorts the outcomes:
+         (hlo_interp.ops.random_values.random_value, seed 0), and sorts the outcomes:
            pass          the results agree (ints/pred exactly, floats within hlo-run's --compare defaults);
            mismatch      both ran, the results differ;
            our error     XLA:CPU ran it, hlo_interp raised (an HloError or an internal error);
@@ -308,7 +308,7 @@ def run_stage(args) -> None:
     import numpy as np
     import hlo_interp
     from hlo_interp import ir
-    from hlo_interp.evaluator import random_value
+    from hlo_interp.ops.random_values import random_value
     from tools.oracle.writer import store
     out = Path(args.out)
     parsed = {r["id"]: r for r in json.loads((out / "parse.json").read_text())}

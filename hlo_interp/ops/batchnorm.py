@@ -205,14 +205,13 @@ def _expansion(ins, ctx):
     else:
         compute = "f32"
     text = make(compute, tuple(x.dims), fi, eps, n)
-    from .. import evaluator, parse
     from ..diagnostics import HloError
+    from ..frontend import parse_module
     try:
-        module = parse(text, "<batch-norm expansion>")
-        exe = evaluator.Executable(module, ctx.options)
+        fn = ctx.module_plan(parse_module(text, "<batch-norm expansion>"))
     except HloError as e:  # e.g. max_bytes exceeded by an intermediate: report it at the instruction
         raise error_at(ins, f"{ins.opcode} (expanded as XLA does): {getattr(e, 'message', e)}") from None
-    return text, exe.ctx.call(exe.entry.name), (None if compute == et.name else (et.dtype, compute))
+    return text, fn, (None if compute == et.name else (et.dtype, compute))
 
 
 @kernel("batch-norm-training", "batch-norm-inference", "batch-norm-grad")

@@ -1,7 +1,7 @@
 """Collectives: replica-id, partition-id, all-reduce, all-gather, reduce-scatter, all-to-all,
 collective-permute, collective-broadcast, and their asynchronous forms.
 
-Devices are simulated by hlo_interp/spmd.py: `ctx.device` (an spmd.Device) gives this device's replica
+Devices are simulated by hlo_interp/spmd.py: `ctx.device` (a Device, below) gives this device's replica
 and partition and the communicator every participant of a group meets at.  On a plain single-device
 run there is no device: ids are 0, and a collective whose group is only device 0 returns its own value.
 
@@ -50,6 +50,9 @@ Semantics:
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any
+
 import ml_dtypes
 import numpy as np
 
@@ -63,12 +66,48 @@ from ..syntax.printer import shape_text
 # --------------------------------------------------------------------------------------------------
 # Devices and groups
 
+@dataclass
+class Device:
+    """One simulated device: its ids, the device counts, and the shared communicator."""
+    replica: int
+    partition: int
+    num_replicas: int
+    num_partitions: int
+    communicator: Any = None  # an spmd.Communicator (None: a single-device run)
+    _counts: dict = field(default_factory=dict)
+
+    @property
+    def id(self) -> int:
+        return self.replica * self.num_partitions + self.partition
+
+    @property
+    def num_devices(self) -> int:
+        return self.num_replicas * self.num_partitions
+
+    def next_key(self, key: Any) -> tuple:
+        """(key, k): the k-th execution of collective `key` on this device."""
+        k = self._counts.get(key, 0)
+        self._counts[key] = k + 1
+        return (key, k)
+
+    def exchange(self, key: Any, participants: tuple, value: Any, what: str = "") -> list:
+        """Meet the other participants at collective `key` (the same on every device: e.g. the
+        instruction); `what` names it in errors."""
+        if len(participants) == 1:
+            return [value]
+        if self.communicator is None:
+            raise TimeoutError(f"this collective needs devices {list(participants)}; a single-device "
+                               f"run has only device 0 (run every device: run_spmd / hlo-run --replicas "
+                               f"N --partitions M)")
+        return self.communicator.exchange(self.next_key(key), participants, self.id, value, what)
+
+
+SINGLE = Device(0, 0, 1, 1, None)
+
+
 def _device(ctx):
     dev = getattr(ctx, "device", None)
-    if dev is None:
-        from ..spmd import SINGLE
-        dev = SINGLE
-    return dev
+    return SINGLE if dev is None else dev
 
 
 CROSS_REPLICA, CROSS_PARTITION, CROSS_REPLICA_AND_PARTITION, FLATTENED_ID = (

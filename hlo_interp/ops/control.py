@@ -58,7 +58,7 @@ def _has_elided(lit: ir.Literal) -> bool:
 
 def _fake(shape: ir.Shape, lit, rng) -> Any:
     """Deterministic stand-in values for an elided literal (its known parts are kept)."""
-    from ..evaluator import random_value
+    from .random_values import random_value
     if lit is not None and lit.value is not None and not isinstance(lit.value, tuple):
         return literal_value(lit)
     if isinstance(shape, ir.TupleShape):

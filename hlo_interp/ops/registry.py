@@ -26,6 +26,7 @@ The context `ctx` (built by hlo_interp/evaluator.py) offers:
     ctx.operand_shapes(ins)         the shapes of ins's operands (while building)
     ctx.num_parameters(name, ins)   parameter count of a called computation
     ctx.computation(name, ins)      the ir.Computation
+    ctx.module_plan(module)         the entry plan of a module of the kernel's own (batch norm's expansion)
 A closure may carry `inline` (a function of the operand expressions returning a Python expression)
 or `const` (its value, bound once) to cost nothing per run.
 Kernels raise `error_at(ins, message)` for run-time failures; never a bare exception.
