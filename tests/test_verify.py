@@ -719,3 +719,29 @@ ENTRY e {
     got = [f for f in check(hlo_interp.parse(three, "x.hlo")) if f.code == "E402"]
     assert [f.message for f in got] == ["source 0 appears more than 2 times in source_target_pairs"]
     assert (got[0].filename, got[0].line, got[0].column) == ("x.hlo", 11, 74)  # source_target_pairs=
+
+
+def test_enumeration_attributes_xla_parser_refuses():
+    """E115 for the values ParseComparisonDirection/Type and ParseAlgorithm refuse (checked beside the
+    compare and dot shape rules), each at its attribute; the comparison type's E111 follows."""
+    text = """HloModule m
+
+ENTRY e {
+  a = f32[2] parameter(0)
+  b = f32[2] parameter(1)
+  c = pred[2] compare(a, b), direction=XX, type=TOTAL
+  m = f32[2,2] parameter(2)
+  d = f32[2,2] dot(m, m), lhs_contracting_dims={1}, rhs_contracting_dims={0}, algorithm=dot_f32_f32_f99
+  ROOT r = (pred[2], f32[2,2]) tuple(c, d)
+}
+"""
+    got = [(f.code, f.line, f.column, f.message) for f in check(hlo_interp.parse(text))]
+    assert got == [
+        ("E115", 6, 30, "compare direction=XX is not one of EQ, GE, GT, LE, LT, NE"),
+        ("E115", 6, 44, "compare type=TOTAL is not one of FLOAT, SIGNED, TOTALORDER, UNSIGNED"),
+        ("E111", 6, 44, "compare of f32 operands takes type=FLOAT or TOTALORDER, not type=TOTAL"),
+        ("E115", 8, 79, "dot algorithm=dot_f32_f32_f99 is not one of dot_any_f8_any_f8_f32, "
+                        "dot_any_f8_any_f8_f32_fast_accum, dot_bf16_bf16_bf16, dot_bf16_bf16_f32, "
+                        "dot_bf16_bf16_f32_x3, dot_bf16_bf16_f32_x6, dot_bf16_bf16_f32_x9, dot_f16_f16_f16, "
+                        "dot_f16_f16_f32, dot_f32_f32_f32, dot_f64_f64_f64, dot_tf32_tf32_f32, "
+                        "dot_tf32_tf32_f32_x3, unset")]

@@ -193,6 +193,21 @@ def _check_call(chk, comp, ins, operand_shapes, shape) -> None:
             chk.add("E113", f"{ins.name}: {problem}", loc, comp, ins)
 
 
+def _check_conditional(chk, comp, ins, operand_shapes, shape) -> None:
+    # E117: a pred[] selector takes true/false computations, an s32[] one branch_computations
+    if operand_shapes and isinstance(operand_shapes[0], ir.ArrayShape):
+        kind = operand_shapes[0].element_type.kind
+        if kind == "pred" and "branch_computations" in ins.attrs:
+            chk.add("E117", "a conditional with a pred[] selector takes true_computation= and "
+                            "false_computation=, not branch_computations= (XLA's parser: unexpected "
+                            "attribute \"branch_computations\")", chk.attr_loc(ins, "branch_computations"),
+                    comp, ins)
+        elif kind != "pred" and ("true_computation" in ins.attrs or "false_computation" in ins.attrs):
+            a = "true_computation" if "true_computation" in ins.attrs else "false_computation"
+            chk.add("E117", f"a conditional with an integer selector takes branch_computations=, not {a}=",
+                    chk.attr_loc(ins, a), comp, ins)
+
+
 def _signature_while(chk, comp, ins, callee, ops, et, shape) -> None:
     s = ops[0] if ops else None
     if "condition" in callee:
@@ -228,6 +243,7 @@ register_check("custom-call", _check_custom_call)
 register_check("fusion", _check_output_to_operand_aliasing)
 register_check("after-all", _check_after_all)
 register_check("call", _check_call)
+register_check("conditional", _check_conditional)
 register_signature_check("while", _signature_while)
 register_signature_check("conditional", _signature_conditional)
 register_signature_check("call fusion", _signature_call)

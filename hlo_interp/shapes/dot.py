@@ -6,7 +6,8 @@ from typing import Optional, Sequence
 from .. import ir
 from ..types import PrimitiveType
 from .reduce import window_output_dims
-from .infer import Ctx, Shape, ShapeError, array, dynamic_of, higher_precision, human, register
+from .infer import (Ctx, Shape, ShapeError, array, check_enum, dynamic_of, higher_precision, human, register,
+                   register_check)
 
 
 def _maybe_upcast(from_type: PrimitiveType, preferred: Optional[PrimitiveType]) -> PrimitiveType:
@@ -198,3 +199,21 @@ register("dot", _dot)
 register("scaled-dot", _scaled_dot)
 register("ragged-dot", _ragged_dot)
 register("convolution", _convolution)
+
+
+# --------------------------------------------------------------------------------------------------
+# Verifier checks beyond the shape rule (run by shapes/verify.py's checker, `chk`)
+
+_DOT_ALGORITHMS = frozenset({  # PrecisionConfig.Algorithm names without ALG_, lower case (AlgorithmToString)
+    "unset", "dot_any_f8_any_f8_f32", "dot_any_f8_any_f8_f32_fast_accum", "dot_f16_f16_f16",
+    "dot_f16_f16_f32", "dot_bf16_bf16_bf16", "dot_bf16_bf16_f32", "dot_bf16_bf16_f32_x3",
+    "dot_bf16_bf16_f32_x6", "dot_bf16_bf16_f32_x9", "dot_tf32_tf32_f32", "dot_tf32_tf32_f32_x3",
+    "dot_f32_f32_f32", "dot_f64_f64_f64"})
+
+
+def _check_algorithm(chk, comp, ins, operand_shapes, shape) -> None:
+    # E115: ParseAlgorithm refuses other values
+    check_enum(chk, comp, ins, "algorithm", _DOT_ALGORITHMS)
+
+
+register_check("dot scaled-dot", _check_algorithm)

@@ -6,9 +6,9 @@ from typing import Optional
 
 from .. import ir
 from ..opcodes import opcodes_where
-from .infer import (C128, C64, F32, F64, PRED, Ctx, Shape, ShapeError, array, dynamic_of, higher_precision,
-                   human, is_array, kept, register, register_check, same_dims, same_type_ignoring_fp,
-                   type_name, with_type)
+from .infer import (C128, C64, F32, F64, PRED, Ctx, Shape, ShapeError, array, check_enum, dynamic_of,
+                   higher_precision, human, is_array, kept, register, register_check, same_dims,
+                   same_type_ignoring_fp, type_name, with_type)
 
 
 _FLOAT_ONLY = opcodes_where(lambda o: o.types == "float")
@@ -217,7 +217,14 @@ register("stochastic-convert", _stochastic_convert)
 # --------------------------------------------------------------------------------------------------
 # Verifier checks beyond the shape rule (run by shapes/verify.py's checker, `chk`)
 
+_COMPARE_DIRECTIONS = frozenset({"EQ", "NE", "GE", "GT", "LE", "LT"})
+_COMPARE_TYPES = frozenset({"FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"})
+
+
 def _check_compare(chk, comp, ins, operand_shapes, shape) -> None:
+    # E115: ParseComparisonDirection/Type refuse other values
+    check_enum(chk, comp, ins, "direction", _COMPARE_DIRECTIONS)
+    check_enum(chk, comp, ins, "type", _COMPARE_TYPES)
     # E111: the comparison type fits the operands (CheckElementwiseInstruction)
     if isinstance(ins.attrs.get("type"), str) and len(operand_shapes) == 2:
         o = operand_shapes[1]

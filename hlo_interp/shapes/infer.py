@@ -219,6 +219,24 @@ def subshape(s, index: tuple[int, ...]):
     return s
 
 
+def value_text(v) -> str:
+    """An attribute's value as the text wrote it (a verifier message's)."""
+    if isinstance(v, ir.GName):
+        return v.text
+    return str(getattr(v, "text", v))
+
+
+def check_enum(chk, comp, ins, attr: str, known_values) -> None:
+    """E115: an enumeration attribute with a value XLA's parser refuses (a verifier check's helper)."""
+    v = ins.attrs.get(attr)
+    if v is None:
+        return
+    text = v.text if isinstance(v, ir.GName) else v if isinstance(v, str) else None
+    if text is None or text not in known_values:
+        chk.add("E115", f"{ins.opcode} {attr}={value_text(v)} is not one of {', '.join(sorted(known_values))}",
+                chk.attr_loc(ins, attr), comp, ins)
+
+
 # --------------------------------------------------------------------------------------------------
 # Rule context
 

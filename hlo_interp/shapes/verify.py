@@ -26,7 +26,8 @@ from typing import Iterable, Optional
 from .. import ir
 from ..diagnostics import caret_excerpt, location_text
 from ..opcodes import COMMON_ATTRS, OPCODES, opcodes_where, schema_for, split_async
-from .infer import ShapeError, check_for, infer_shape, shape_str, shapes_compatible, subshape, signature_check_for
+from .infer import (ShapeError, check_for, infer_shape, shape_str, shapes_compatible, signature_check_for,
+                    subshape, value_text)
 
 # --------------------------------------------------------------------------------------------------
 # Codes
@@ -210,27 +211,6 @@ def _leaves_flat(shape) -> list:
     return [shape]
 
 
-_COMPARE_DIRECTIONS = frozenset({"EQ", "NE", "GE", "GT", "LE", "LT"})
-_COMPARE_TYPES = frozenset({"FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"})
-_DOT_ALGORITHMS = frozenset({  # PrecisionConfig.Algorithm names without ALG_, lower case (AlgorithmToString)
-    "unset", "dot_any_f8_any_f8_f32", "dot_any_f8_any_f8_f32_fast_accum", "dot_f16_f16_f16",
-    "dot_f16_f16_f32", "dot_bf16_bf16_bf16", "dot_bf16_bf16_f32", "dot_bf16_bf16_f32_x3",
-    "dot_bf16_bf16_f32_x6", "dot_bf16_bf16_f32_x9", "dot_tf32_tf32_f32", "dot_tf32_tf32_f32_x3",
-    "dot_f32_f32_f32", "dot_f64_f64_f64"})
-# opcode -> (attribute, values, compare lower-cased); XLA's parser refuses any other value
-_PARSER_ENUMS = {
-    "compare": (("direction", _COMPARE_DIRECTIONS, False), ("type", _COMPARE_TYPES, False)),
-    "dot": (("algorithm", _DOT_ALGORITHMS, False),),
-    "scaled-dot": (("algorithm", _DOT_ALGORITHMS, False),),
-}
-
-
-def _value_text(v) -> str:
-    if isinstance(v, ir.GName):
-        return v.text
-    return str(getattr(v, "text", v))
-
-
 def _same_dims(a, b) -> bool:
     """ShapeUtil::Compatible: the same element types and dimensions, layouts aside."""
     if isinstance(a, ir.TupleShape) or isinstance(b, ir.TupleShape):
@@ -250,7 +230,7 @@ def _result_accuracy_problem(v) -> Optional[str]:
     if kv.key == "mode":
         mode = kv.value.text if isinstance(kv.value, ir.GName) else None
         if mode is None or mode.lower() not in ("default", "highest"):
-            return f"unknown accuracy mode {_value_text(kv.value)} (XLA knows default and highest)"
+            return f"unknown accuracy mode {value_text(kv.value)} (XLA knows default and highest)"
         return None
     if kv.key == "tolerance":
         return None
@@ -695,32 +675,12 @@ class _Checker:
                 self.add("E116", f"the declared operand shape {shape_str(written)} is not compatible with the "
                                  f"shape of the operand instruction {name}, {shape_str(actual)}",
                          self.operand_loc(ins, name), comp, ins)
-        # E115: enumerations of ParseComparisonDirection/Type, ParseAlgorithm, ParseResultAccuracy
-        for attr, known_values, fold in _PARSER_ENUMS.get(op, ()):
-            v = ins.attrs.get(attr)
-            if v is None:
-                continue
-            text = v.text if isinstance(v, ir.GName) else v if isinstance(v, str) else None
-            if text is None or (text.lower() if fold else text) not in known_values:
-                self.add("E115", f"{op} {attr}={_value_text(v)} is not one of {', '.join(sorted(known_values))}",
-                         self.attr_loc(ins, attr), comp, ins)
+        # E115: ParseResultAccuracy (the opcodes' own enumerations are checked beside their shape rules)
         ra = ins.attrs.get("result_accuracy")
         if ra is not None:
             problem = _result_accuracy_problem(ra)
             if problem:
                 self.add("E115", f"result_accuracy: {problem}", self.attr_loc(ins, "result_accuracy"), comp, ins)
-        # E117: a pred[] selector takes true/false computations, an s32[] one branch_computations
-        if op == "conditional" and operand_shapes and isinstance(operand_shapes[0], ir.ArrayShape):
-            kind = operand_shapes[0].element_type.kind
-            if kind == "pred" and "branch_computations" in ins.attrs:
-                self.add("E117", "a conditional with a pred[] selector takes true_computation= and "
-                                 "false_computation=, not branch_computations= (XLA's parser: unexpected "
-                                 "attribute \"branch_computations\")", self.attr_loc(ins, "branch_computations"),
-                         comp, ins)
-            elif kind != "pred" and ("true_computation" in ins.attrs or "false_computation" in ins.attrs):
-                a = "true_computation" if "true_computation" in ins.attrs else "false_computation"
-                self.add("E117", f"a conditional with an integer selector takes branch_computations=, not {a}=",
-                         self.attr_loc(ins, a), comp, ins)
         # E407: ParseInstruction refuses use_global_device_ids=true without a channel_id
         if ins.attrs.get("use_global_device_ids") is True and ins.attrs.get("channel_id") is None:
             self.add("E407", f"{op}: use_global_device_ids=true needs a channel_id (XLA's parser: \"Cannot have "
