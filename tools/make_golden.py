@@ -68,7 +68,9 @@ REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO / "tests" / "golden"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tools"))
-import jax_models as jm  # the networks of the `models` family, shared with bench/run.py
+import jax_models as jm  # the networks of the `models` family, shared with bench/run.py  # noqa: E402
+from oracle import runner  # noqa: E402
+from oracle.writer import write_case  # noqa: E402
 
 # --------------------------------------------------------------------------------------------------
 # element types
@@ -1582,86 +1584,19 @@ GENERATORS = [gen_elementwise, gen_convert, gen_movement, gen_reduce, gen_dot, g
 # ==================================================================================================
 # running XLA
 
-_BACKEND = None
-
-
-def _backend():
-    global _BACKEND
-    if _BACKEND is None:
-        from jax._src import xla_bridge
-        _BACKEND = xla_bridge.get_backend("cpu")
-    return _BACKEND
-
-
-def run_jax(case: Case):
-    jf = jax.jit(case.fn, keep_unused=True)
-    jax.config.update("jax_enable_x64", case.x64)
-    try:
-        lowered = jf.lower(*case.args)
-    finally:
-        jax.config.update("jax_enable_x64", True)
-    before = lowered.as_text(dialect="hlo")
-    compiled = lowered.compile()
-    after = compiled.as_text()
-    out = compiled(*case.args)
-    leaves = [np.asarray(v) for v in jax.tree_util.tree_leaves(out)]
-    return before, after, leaves
-
-
-def run_hlo(case: Case):
-    from jax._src.lib import _jax, hlo, xla_client
-    be = _backend()
-    m = hlo.hlo_module_from_text(case.hlo)
-    mlir = _jax.mlir.hlo_to_stablehlo(m.as_serialized_hlo_module_proto())
-    devs = _jax.DeviceList(tuple(be.local_devices()[:1]))
-    exe = be.compile_and_load(mlir, devs, xla_client.CompileOptions())
-    res = exe.execute_sharded([jax.device_put(a, be.local_devices()[0]) for a in case.args])
-    leaves = [np.asarray(x[0]) for x in res.disassemble_into_single_device_arrays()]
-    after = exe.hlo_modules()[0].to_string()
-    return case.hlo, after, leaves
+def run_case(case: Case):
+    """(before text, after text, XLA:CPU's result leaves) of one case (tools/oracle/runner.py)."""
+    if case.hlo:
+        after, leaves = runner.run_hlo(case.hlo, case.args)
+        return case.hlo, after, leaves
+    return runner.run_jax(case.fn, case.args, x64=case.x64)
 
 
 # --------------------------------------------------------------------------------------------------
-# storing
-
-def _store(arr: np.ndarray) -> tuple[np.ndarray, dict]:
-    arr = np.asarray(arr)
-    name = arr.dtype.name
-    meta = {"dtype": name, "hlo_type": HLO_NAME.get(name, name), "shape": list(arr.shape)}
-    if name in NATIVE:
-        return arr, meta
-    raw = arr.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[arr.dtype.itemsize])
-    meta["stored_as"] = raw.dtype.name
-    return raw, meta
-
-
-def _has_subnormal(a) -> bool:
-    """A subnormal of the array's type, or (for types XLA computes in f32) a value below f32's normal range."""
-    a = np.asarray(a)
-    if a.dtype.kind == "c":
-        return _has_subnormal(a.real) or _has_subnormal(a.imag)
-    if not is_float(a.dtype) or a.size == 0:
-        return False
-    with np.errstate(all="ignore"):
-        v = np.abs(a.astype(np.float64))
-    limit = float(finfo(a.dtype).smallest_normal)
-    if a.dtype != F64:
-        limit = max(limit, float(finfo(F32).smallest_normal))
-    return bool(((v > 0) & (v < limit)).any())
-
-
-def _opcodes(text: str) -> list[str]:
-    try:
-        import hlo_interp
-        m = hlo_interp.parse(text)
-        return sorted({ins.opcode for c in m.computations for ins in c.instructions})
-    except Exception:  # noqa: BLE001 - fall back to a regex when our parser is broken mid-edit
-        ops = re.findall(r"=\s*(?:\([^=]*?\)|[a-z0-9]+\[[^\]]*\](?:\{[^}]*\})?)\s+([a-z][a-z0-9-]*)\(", text)
-        return sorted(set(ops))
-
+# storing (tools/oracle/writer.py)
 
 def _load_compare():
-    spec = importlib.util.spec_from_file_location("_golden_cmp", REPO / "tests" / "test_golden.py")
+    spec = importlib.util.spec_from_file_location("_casedata", REPO / "tests" / "casedata.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -1683,56 +1618,21 @@ def _check_expect(case: Case, leaves, cmp) -> Optional[str]:
     return None
 
 
-def write_case(case: Case, out_dir: Path, cmp) -> dict:
-    before, after, leaves = (run_hlo if case.hlo else run_jax)(case)
-    d = out_dir / case.name
-    if d.exists():
-        shutil.rmtree(d)
-    d.mkdir(parents=True)
-    (d / "before.hlo").write_text(before)
-    (d / "after.hlo").write_text(after)
-    ins, ins_meta = {}, []
-    for k, a in enumerate(case.args):
-        raw, meta = _store(a)
-        ins[f"arg{k}"] = raw
-        ins_meta.append({"key": f"arg{k}", **meta})
-    outs, outs_meta = {}, []
-    for k, a in enumerate(leaves):
-        raw, meta = _store(a)
-        outs[f"out{k}"] = raw
-        if case.labels and k < len(case.labels):
-            meta["label"] = str(case.labels[k])
-        outs_meta.append({"key": f"out{k}", **meta})
-    np.savez(d / "inputs.npz", **ins)
-    np.savez(d / "expected.npz", **outs)
-    dtypes = sorted({m["hlo_type"] for m in ins_meta + outs_meta})
-    info = {
-        "name": case.name,
-        "family": case.family,
-        "source": "hand-written HLO" if case.hlo else "jax.jit",
-        "opcodes": sorted(set(_opcodes(before)) | set(_opcodes(after))),
-        "opcodes_before": _opcodes(before),
-        "dtypes": dtypes,
-        "compare": case.compare,
-        "inputs": ins_meta,
-        "outputs": outs_meta,
-    }
-    if any(_has_subnormal(a) for a in list(case.args) + list(leaves)):
-        info["subnormals"] = True  # XLA:CPU flushes f32/f64 subnormals (FTZ+DAZ): see README
+def write_golden_case(case: Case, out_dir: Path, cmp) -> dict:
+    before, after, leaves = run_case(case)
+    extra = {}
     if case.expect is not None:
-        info["spec_example"] = True
+        extra["spec_example"] = True
     if case.note:
-        info["note"] = case.note
-    for k, (rule, reason) in (case.out_compare or {}).items():
-        outs_meta[k]["compare"] = rule
-        outs_meta[k]["compare_reason"] = reason
+        extra["note"] = case.note
     if case.xla_artifact:
-        info["xla_artifact"] = dict(case.xla_artifact)
+        extra["xla_artifact"] = dict(case.xla_artifact)
     if not case.x64:
-        info["x64"] = False  # traced with jax_enable_x64 off
-    (d / "case.json").write_text(json.dumps(info, indent=1) + "\n")
-    problem = _check_expect(case, leaves, cmp)
-    return {"problem": problem}
+        extra["x64"] = False  # traced with jax_enable_x64 off
+    write_case(case.family, case.name.split("/", 1)[1], {"before": before, "after": after}, case.args, leaves,
+               source="hand-written HLO" if case.hlo else "jax.jit", compare=case.compare, root=out_dir,
+               labels=case.labels, out_compare=case.out_compare, extra=extra, compress=False)
+    return {"problem": _check_expect(case, leaves, cmp)}
 
 
 def main(argv=None) -> int:
@@ -1750,14 +1650,14 @@ def main(argv=None) -> int:
     t0 = time.time()
     cmp = _load_compare()
     opts.out.mkdir(parents=True, exist_ok=True)
-    if not opts.only:  # a full run owns every case directory
-        for fam_dir in opts.out.iterdir():
-            if fam_dir.is_dir():
-                shutil.rmtree(fam_dir)
+    if not opts.only:  # a full run owns the directories of its families (others: tools/oracle list)
+        for fam in sorted({c.family for c in CASES.values()}):
+            if (opts.out / fam).is_dir():
+                shutil.rmtree(opts.out / fam)
     failed, problems = [], []
     for n in names:
         try:
-            r = write_case(CASES[n], opts.out, cmp)
+            r = write_golden_case(CASES[n], opts.out, cmp)
             if r["problem"]:
                 problems.append((n, r["problem"]))
         except Exception as e:  # noqa: BLE001 - report and go on

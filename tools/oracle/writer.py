@@ -81,12 +81,13 @@ def has_subnormal(a) -> bool:
 
 def write_case(family: str, name: str, texts: dict, args: Sequence, outs: Sequence, *, source: str,
                compare: Any = "exact", root: Path = GOLDEN, labels: Optional[Sequence] = None,
-               out_compare: Optional[dict] = None, extra: Optional[dict] = None) -> Path:
+               out_compare: Optional[dict] = None, extra: Optional[dict] = None, compress: bool = True) -> Path:
     """Write one case directory `root/family/name/` (replacing an older one) and return it.
 
     `texts`: {"before": text, "after": XLA's optimized text} ("after" may be absent); `args`/`outs`: the
     entry's arguments and XLA:CPU's result leaves; `compare`: the case's rule; `out_compare`:
-    {k: (rule, reason)} for outputs compared by their own rule; `extra`: more case.json keys."""
+    {k: (rule, reason)} for outputs compared by their own rule; `extra`: more case.json keys; `compress`:
+    npz compression (the families of tools/make_golden.py were written uncompressed)."""
     d = root / family / name
     if d.exists():
         shutil.rmtree(d)
@@ -110,8 +111,9 @@ def write_case(family: str, name: str, texts: dict, args: Sequence, outs: Sequen
     for k, (rule, reason) in (out_compare or {}).items():
         outs_meta[k]["compare"] = rule
         outs_meta[k]["compare_reason"] = reason
-    np.savez_compressed(d / "inputs.npz", **ins)
-    np.savez_compressed(d / "expected.npz", **res)
+    save = np.savez_compressed if compress else np.savez
+    save(d / "inputs.npz", **ins)
+    save(d / "expected.npz", **res)
     before_ops = opcodes(texts["before"])
     all_ops = set(before_ops)
     for v in variants[1:]:
