@@ -122,15 +122,10 @@ NO_XLA_CPU_CASE = {
 
 
 def _vector_texts() -> str:
-    """The HLO texts of the XLA:CPU cases still kept in their own formats (tests/data/: the elementwise
-    vectors, the multi-device collectives, scaled-dot)."""
-    import numpy as np
-    data = TESTS / "data"
-    with np.load(data / "elementwise" / "vectors.npz") as z:
-        out = [str(t) for t in z["texts"]]
-    out += [p.read_text() for p in sorted((data / "spmd").glob("*.hlo"))]
-    out += [c[k] for c in json.loads((data / "variants" / "scaled_dot.json").read_text()) for k in ("scaled", "decomposed")]
-    return "\n".join(out)
+    """The HLO texts of the XLA:CPU cases still kept in their own format (tests/data/variants: scaled-dot,
+    which XLA:CPU runs as its decomposition)."""
+    return "\n".join(c[k] for c in json.loads((TESTS / "data" / "variants" / "scaled_dot.json").read_text())
+                     for k in ("scaled", "decomposed"))
 
 
 def test_every_opcode_has_an_xla_case():

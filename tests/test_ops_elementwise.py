@@ -1,21 +1,22 @@
 """Elementwise kernels (hlo_interp/ops/elementwise.py) against XLA:CPU and the spec's worked examples.
 
-tests/data/elementwise/vectors.npz holds ~1800 one-instruction modules with edge inputs for every op
-and element type, and XLA:CPU's results (tools/make_elementwise_vectors.py, dev-only, JAX 0.10.2).
-Comparisons:
-  exact  bit for bit (NaN payloads included), except that maximum/minimum/clamp only need a NaN where
-         XLA has one (XLA:CPU picks NaN signs by an operand-order rule we do not reproduce);
-  trans  transcendentals: within ULPS[op] units in the last place of the result type (XLA uses its
-         own approximations; the figures are the measured maxima, rounded up), NaN/inf exactly;
-  cplx   complex arithmetic/functions: |got - xla| <= CPLX_TOL * scale per component (XLA uses fused
-         multiply-adds and its own complex formulas).
+tests/golden/elementwise_edges/ holds ~1800 one-instruction modules with edge inputs for every op and
+element type, and XLA:CPU's results (tools/make_elementwise_vectors.py, dev-only, JAX 0.10.2); each
+case.json's `tag` names the comparison, applied here (its `compare` states the same rule approximately):
+  exact  bit for bit ("bits": NaN payloads included), except that maximum/minimum/clamp ("exact") only
+         need a NaN where XLA has one (XLA:CPU picks NaN signs by an operand-order rule we do not reproduce);
+  trans  transcendentals: within {"ulp": n} units in the last place of the result type at XLA's value
+         (XLA uses its own approximations; the figures are the measured maxima, rounded up), NaN/inf
+         exactly;
+  cplx   complex arithmetic/functions: |got - xla| <= rtol * scale per component (XLA uses fused
+         multiply-adds and its own complex formulas; scale: |xla|, or |a|·|b| / |a|/|b| for multiply/divide,
+         times |b log a| for power).
 XLA:CPU flushes f32/f64 denormals (FTZ+DAZ); the tests run under numerics.flush_denormals(), which
 does the same.
 """
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -25,26 +26,11 @@ import hlo_interp
 from hlo_interp.diagnostics import HloError
 from hlo_interp.ops import numerics as nx
 
-DATA = Path(__file__).parent / "data" / "elementwise" / "vectors.npz"
-with np.load(DATA) as _z:
-    _TEXTS = [str(t) for t in _z["texts"]]
-    _BLOB = _z["blob"]
-    _SPANS = _z["spans"]
-    CASES = [tuple(str(c).rsplit("|", 1)) for c in _z["cases"]]
-_INDEX = {cid: k for k, (cid, _) in enumerate(CASES)}
+from casedata import cases
 
-# Max error in ulps of the result type (transcendentals), measured against XLA:CPU; default 2.
-ULPS = {
-    ("exponential-minus-one", "f32"): 3, ("tanh", "f32"): 3, ("erf", "f32"): 3, ("erf", "f64"): 8,
-    ("tanh", "f64"): 8, ("log-plus-one", "f64"): 48,
-    # acos..sinh: this XLA's HLO->StableHLO path refuses the opcodes for f16/f32/f64, so their vectors
-    # come from JAX's lax.* (XLA's decompositions), which are less accurate than libm.
-    ("cosh", "f32"): 32, ("sinh", "f32"): 32, ("cosh", "f64"): 16, ("sinh", "f64"): 16,
-    ("atanh", "f64"): 64,
-}
-ULPS_DEFAULT = 2
-CPLX_TOL = 16  # units of the component type's epsilon, times the scale
-NAN_SIGN_FREE = ("maximum", "minimum", "clamp")
+EDGES = {c.short: c for c in cases("elementwise_edges")}  # tools/make_elementwise_vectors.py
+CASES = [(cid, c.info["tag"]) for cid, c in EDGES.items()]
+
 # Known, documented divergences from XLA:CPU (input index -> reason); kept explicit so they show.
 KNOWN = {
     # XLA:CPU returns -5.6e-16 for cbrt of an f32/bf16 denormal (its approximation breaks under DAZ).
@@ -61,22 +47,9 @@ KNOWN = {
 }
 
 
-def _array(k: int, slot: int, shape) -> np.ndarray:
-    start, end = _SPANS[k, slot]
-    raw = _BLOB[start:end].copy()
-    dt = shape.element_type.dtype
-    if dt == np.bool_:
-        return (raw != 0).reshape(shape.dims)
-    return raw.view(dt).reshape(shape.dims)
-
-
 def _load(cid: str):
-    k = _INDEX[cid]
-    m = hlo_interp.parse(_TEXTS[k])
-    params = m.entry.parameters()
-    ins = [_array(k, j, p.shape) for j, p in enumerate(params)]
-    exp = _array(k, 3, m.entry.root.shape)
-    return m, ins, exp
+    c = EDGES[cid]
+    return hlo_interp.parse(c.text()), c.inputs, c.expected[0]
 
 
 def _run(m, *ins):
@@ -122,19 +95,18 @@ def test_against_xla(cid, tag):
     skip = np.zeros(exp.shape, bool)
     if (op, tname) in KNOWN:
         skip = _denormal_inputs(ins, inclusive=KNOWN[op, tname] == "tiny")
+    rule = EDGES[cid].info["compare"]  # the case's rule (tools/make_elementwise_vectors.py: rule_of)
     if tag == "exact":
         gb = np.ascontiguousarray(got).view(np.uint8).reshape(got.shape + (-1,))
         eb = np.ascontiguousarray(exp).view(np.uint8).reshape(exp.shape + (-1,))
         bad = np.any(gb != eb, axis=-1) & ~skip
-        if op in NAN_SIGN_FREE and exp.dtype.kind not in "biu":
+        if rule == "exact" and exp.dtype.kind not in "biu":  # NaN signs free (maximum, minimum, clamp)
             with np.errstate(all="ignore"):
                 bad &= ~(np.isnan(got.astype(np.float64)) & np.isnan(exp.astype(np.float64)))
     elif tag == "trans":
-        tol = ULPS.get((op, tname), ULPS_DEFAULT)
+        tol = rule["ulp"]
         bad = (_ulp_error(got, exp) > tol) & ~skip
     else:  # cplx
-        part = np.float32 if exp.dtype == np.complex64 else np.float64
-        eps = float(np.finfo(part).eps)
         scale = np.abs(exp.astype(np.complex128))
         if op in ("multiply", "divide"):
             a, b = (x.astype(np.complex128) for x in ins)
@@ -147,7 +119,7 @@ def test_against_xla(cid, tag):
         g, e = got.astype(np.complex128), exp.astype(np.complex128)
         with np.errstate(all="ignore"):
             d = np.maximum(np.abs(g.real - e.real), np.abs(g.imag - e.imag))
-            ok = (d <= CPLX_TOL * eps * scale) | (np.isnan(g) & np.isnan(e)) | (g == e)
+            ok = (d <= rule["rtol"] * scale) | (np.isnan(g) & np.isnan(e)) | (g == e)
         bad = ~ok & ~skip
     if bad.any():
         i = np.nonzero(bad.ravel())[0][:5]

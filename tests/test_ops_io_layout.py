@@ -22,6 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 import hlo_interp
+from casedata import cases
 from hlo_interp import ir, layout
 from hlo_interp.diagnostics import HloError
 from hlo_interp.ops import io as hio
@@ -252,30 +253,13 @@ def test_tuple_and_token_bytes():
 # --------------------------------------------------------------------------------------------------
 # real JAX programs: layout-changing bitcasts / copies after optimization
 
-def _load(name):
-    d = np.load(DATA / f"{name}.npz")
-    out = {}
-    for k in d.files:
-        out[k] = d[k]
-    return out
-
-
-@pytest.mark.parametrize("name", ["transpose_reshape", "bitcast_convert_t", "minor_reshape_bf16",
-                                  "s8_transpose_sum"])
-@pytest.mark.parametrize("stage", ["before", "after"])
-def test_jax_programs(name, stage):
-    text = (DATA / f"{name}.{stage}.hlo").read_text()
-    data = _load(name)
-    bf16 = name.endswith("bf16")
-    args = [data[k].view(ml_dtypes.bfloat16) if bf16 else data[k] for k in sorted(data) if k.startswith("arg")]
-    outs = [data[k].view(ml_dtypes.bfloat16) if bf16 else data[k] for k in sorted(data) if k.startswith("out")]
-    got = hlo_interp.run(text, *args)
-    assert len(got) == len(outs)
-    for g, e in zip(got, outs):
-        assert g.dtype == e.dtype and g.shape == e.shape
-        np.testing.assert_array_equal(np.ascontiguousarray(g).view(np.uint8), np.ascontiguousarray(e).view(np.uint8))
-    if stage == "after" and name in ("transpose_reshape", "minor_reshape_bf16"):
-        assert " bitcast(" in text
+def test_jax_program_cases():
+    """XLA:CPU's optimized texts of these programs (tests/golden/layout/, run by tests/test_golden.py byte for
+    byte) hold layout-changing bitcasts."""
+    progs = {c.short: c for c in cases("layout")}
+    assert set(progs) == {"transpose_reshape", "bitcast_convert_t", "minor_reshape_bf16", "s8_transpose_sum"}
+    for name in ("transpose_reshape", "minor_reshape_bf16"):
+        assert " bitcast(" in progs[name].text("after")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -387,104 +371,12 @@ def test_cli_infeed_outfeed(tmp_path):
 
 
 # --------------------------------------------------------------------------------------------------
-# scan: expected values computed by XLA:CPU (tests/data/io_layout/scan.npz, tools/make_io_layout_vectors.py)
-
-_ADD_C = """add_c {
-  x = s32[] parameter(0)
-  c = s32[] parameter(1)
-  s = s32[] add(x, c)
-  ROOT t = (s32[], s32[]) tuple(s, s)
-}
-"""
-
-SCAN_CASES = {
-    # name: (module, inputs)
-    "ex45": ("HloModule m\n" + _ADD_C + """ENTRY e {
-  p = s32[3] parameter(0)
-  z = s32[] constant(0)
-  ROOT r = (s32[3], s32[]) scan(p, z), dimensions={0}, num_carries=1, to_apply=add_c
-}
-""", [np.array([1, 2, 3], np.int32)]),
-    "ex45_reverse": ("HloModule m\n" + _ADD_C + """ENTRY e {
-  p = s32[3] parameter(0)
-  z = s32[] constant(0)
-  ROOT r = (s32[3], s32[]) scan(p, z), dimensions={0}, num_carries=1, is_reverse=true, to_apply=add_c
-}
-""", [np.array([1, 2, 3], np.int32)]),
-    "two_inputs_two_carries_dim1": ("""HloModule m
-body {
-  x = f32[2] parameter(0)
-  y = u8[2] parameter(1)
-  c = f32[2] parameter(2)
-  n = u8[] parameter(3)
-  yf = f32[2] convert(y)
-  m = f32[2] multiply(x, c)
-  o = f32[2] add(m, yf)
-  nb = u8[2] broadcast(n), dimensions={}
-  w = u8[2] add(y, nb)
-  one = u8[] constant(100)
-  n2 = u8[] add(n, one)
-  ROOT t = (f32[2], u8[2], f32[2], u8[]) tuple(o, w, o, n2)
-}
-ENTRY e {
-  x = f32[2,4] parameter(0)
-  y = u8[2,4] parameter(1)
-  c = f32[2] parameter(2)
-  n = u8[] constant(7)
-  ROOT r = (f32[2,4], u8[2,4], f32[2], u8[]) scan(x, y, c, n), dimensions={1}, num_carries=2, to_apply=body
-}
-""", [np.array([[0.5, -1, 2, 3], [1.25, 0, -2, 4]], np.float32),
-      np.array([[1, 200, 3, 255], [9, 8, 7, 250]], np.uint8), np.array([1, -3], np.float32)]),
-    "scalar_outputs_f64": ("""HloModule m
-plus {
-  a = f64[] parameter(0)
-  b = f64[] parameter(1)
-  ROOT s = f64[] add(a, b)
-}
-body {
-  x = f64[2] parameter(0)
-  c = f64[] parameter(1)
-  z = f64[] constant(0)
-  s = f64[] reduce(x, z), dimensions={0}, to_apply=plus
-  c2 = f64[] multiply(c, s)
-  ROOT t = (f64[], f64[]) tuple(s, c2)
-}
-ENTRY e {
-  x = f64[3,2] parameter(0)
-  one = f64[] constant(1)
-  ROOT r = (f64[3], f64[]) scan(x, one), dimensions={0}, num_carries=1, is_reverse=true, to_apply=body
-}
-""", [np.array([[0.1, 0.2], [1e300, 1e10], [-3, 0.5]], np.float64)]),
-    "bf16_no_carry": ("""HloModule m
-body {
-  x = bf16[] parameter(0)
-  e = bf16[] exponential(x)
-  ROOT t = (bf16[]) tuple(e)
-}
-ENTRY e {
-  x = bf16[5] parameter(0)
-  ROOT r = (bf16[5]) scan(x), dimensions={0}, num_carries=0, to_apply=body
-}
-""", [np.array([0, 1, -1, 10, 100], np.float32).astype(ml_dtypes.bfloat16)]),
-}
+# scan: XLA:CPU-computed cases in tests/golden/scan/ (tools/oracle/families/scan.py), run by tests/test_golden.py
 
 
-def _from_store(a, dtype_name):
-    return a.view(ml_dtypes.bfloat16) if dtype_name == "bfloat16" else a
-
-
-@pytest.mark.parametrize("name", sorted(SCAN_CASES))
-def test_scan_against_xla(name):
-    text, args = SCAN_CASES[name]
-    meta = json.loads((DATA / "scan.json").read_text())[name]
-    data = np.load(DATA / "scan.npz")
-    expected = [_from_store(data[f"{name}.out{k}"], dt) for k, dt in enumerate(meta["dtypes"])]
-    got = hlo_interp.run(text, *args)
-    assert len(got) == len(expected)
-    for g, e in zip(got, expected):
-        assert g.dtype == e.dtype and g.shape == e.shape
-        np.testing.assert_array_equal(np.ascontiguousarray(g).view(np.uint8),
-                                      np.ascontiguousarray(e).view(np.uint8))
+def test_scan_cases_present():
+    assert {c.short for c in cases("scan")} >= {"ex45", "ex45_reverse", "two_inputs_two_carries_dim1",
+                                                 "scalar_outputs_f64", "bf16_no_carry"}
 
 
 def test_unused_send_runs_before_the_recv_that_the_root_needs():

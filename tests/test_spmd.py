@@ -1,6 +1,6 @@
 """Multi-device programs (hlo_interp/spmd.py, ops/collectives.py, hlo-run --replicas/--partitions).
 
-Golden cases (tests/data/spmd/, made by tools/make_spmd_vectors.py): XLA:CPU through JAX with 8 host
+Golden cases (tests/golden/spmd/, made by tools/make_spmd_vectors.py): XLA:CPU through JAX with 8 host
 devices, per-device inputs and outputs:
   * shard_map programs (psum / pmax / pmin in 8 element types, all_gather, psum_scatter, all_to_all,
     ppermute, axis_index, 2x4 meshes, a data-parallel training step): the per-device SPMD module the
@@ -19,10 +19,7 @@ against values worked out by hand from the operation semantics.
 """
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
-import ml_dtypes
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -32,68 +29,52 @@ from hlo_interp import HloError
 from hlo_interp.cli_run import main as run_main
 from hlo_interp.spmd import is_global_view, run_global, run_spmd
 
-DATA = Path(__file__).resolve().parent / "data" / "spmd"
-CASES = json.loads((DATA / "cases.json").read_text())
+from casedata import cases
+
+SPMD = cases("spmd")  # XLA:CPU on 8 host devices (tools/make_spmd_vectors.py), device axis first
+CASES = {c.short: c for c in SPMD}
 
 
-def _dtype(name):
-    return np.dtype(getattr(ml_dtypes, name)) if name in ("bfloat16",) or name.startswith("float8") \
-        else np.dtype(name)
+def _path(name):
+    return CASES[name].dir / "before.hlo"
 
 
 def _load(name):
     c = CASES[name]
-    z = np.load(DATA / f"{name}.npz")
-
-    def get(k):
-        a = z[k]
-        dt = _dtype(c["types"][k])
-        return a.view(dt) if a.dtype != dt else a
-    args = [get(k) for k in sorted((k for k in z.files if k.startswith("arg")), key=lambda k: int(k[3:]))]
-    outs = [get(k) for k in sorted((k for k in z.files if k.startswith("out")), key=lambda k: int(k[3:]))]
-    return c, args, outs
+    return c, c.inputs, c.expected
 
 
-def _same(got, want, tol):
-    assert got.shape == want.shape and got.dtype == want.dtype, (got.dtype, got.shape, want.dtype, want.shape)
-    if tol is None:
-        if got.dtype == np.bool_:
-            np.testing.assert_array_equal(got, want)
-        else:  # bit for bit (signs of zero, NaNs)
-            np.testing.assert_array_equal(got.view(f"u{got.dtype.itemsize}") if got.dtype.kind != "c" else
-                                          got.view(np.uint8), want.view(f"u{want.dtype.itemsize}") if
-                                          want.dtype.kind != "c" else want.view(np.uint8))
-    else:
-        np.testing.assert_allclose(got.astype(np.complex128), want.astype(np.complex128), rtol=tol, atol=tol)
-
-
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_golden(name):
-    c, args, outs = _load(name)
-    nd = c["replicas"] * c["partitions"]
-    mod = hlo_interp.parse((DATA / f"{name}.hlo").read_text(), name)
-    if c.get("global"):  # the global view (before optimization): plain global inputs, one result
+def _run_case(c):
+    """Every device's result leaves stacked along a leading device axis, as the case stores them."""
+    nd = c.info["replicas"] * c.info["partitions"]
+    mod = hlo_interp.parse(c.text(), c.short)
+    args = c.inputs
+    if c.info["global"]:  # the global view (before optimization): plain global inputs, one result
         assert is_global_view(mod) and nd == 1
         got = [run_global(mod, *[a[0] for a in args], timeout=20)]
     else:
-        got = run_spmd(mod, [[a[d] for a in args] for d in range(nd)], c["replicas"], c["partitions"],
+        got = run_spmd(mod, [[a[d] for a in args] for d in range(nd)], c.info["replicas"], c.info["partitions"],
                        timeout=20)
-    assert len(got) == nd and all(len(g) == len(outs) for g in got)
-    for k, want in enumerate(outs):
-        _same(np.stack([got[d][k] for d in range(nd)]), want, c["tol"])
+    assert len(got) == nd and all(len(g) == len(c.expected) for g in got)
+    return [np.stack([got[d][k] for d in range(nd)]) for k in range(len(c.expected))]
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in SPMD])
+def test_golden(case):
+    case.check(_run_case(case), "before")
 
 
 def test_golden_set_is_broad():
     ops = set()
-    for name in CASES:
+    for c in SPMD:
         ops.update(w for w in ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
                                "partition-id", "replica-id", "all-reduce-start", "all-gather-start",
                                "collective-permute-start", "while")
-                   if w + "(" in (DATA / f"{name}.hlo").read_text())
+                   if w + "(" in c.text())
     assert len(ops) == 11, ops
-    assert any(c["partitions"] > 1 and c["replicas"] > 1 for c in CASES.values())
+    assert any(c.info["partitions"] > 1 and c.info["replicas"] > 1 for c in SPMD)
     assert len(CASES) >= 80
-    assert sum(bool(c.get("global")) for c in CASES.values()) >= 25
+    assert sum(bool(c.info["global"]) for c in SPMD) >= 25
 
 
 # --------------------------------------------------------------------------------------------------
@@ -261,7 +242,7 @@ ENTRY e (p: f32[2]) -> (u32[], u32[], f32[2], f32[2]) {
 
 
 def test_single_device_run_of_multi_device_module_fails_located():
-    mod = hlo_interp.parse((DATA / "psum_float32.hlo").read_text(), "psum.hlo")
+    mod = hlo_interp.parse(_path("psum_float32").read_text(), "psum.hlo")
     with pytest.raises(HloError) as e:
         hlo_interp.run(mod, np.zeros((1, 5), np.float32))
     assert e.value.line is not None and "all-reduce" in e.value.message and "single-device run" in e.value.message \
@@ -364,10 +345,10 @@ ENTRY e (p: s32[2]) -> s32[2] {
 
 def test_collective_in_loop_meets_every_iteration_and_threads_are_cheap():
     c, args, outs = _load("rep_allreduce_in_loop")
-    mod = hlo_interp.parse((DATA / "rep_allreduce_in_loop.hlo").read_text())
+    mod = hlo_interp.parse(_path("rep_allreduce_in_loop").read_text())
     for _ in range(3):  # the same module again: fresh communicators, same answer
         got = run_spmd(mod, [[a[d] for a in args] for d in range(4)], 4, 1)
-        _same(np.stack([g[0] for g in got]), outs[0], c["tol"])
+        c.check([np.stack([g[0] for g in got])], "before")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -382,7 +363,7 @@ def test_cli_partitions_from_header(tmp_path):
     c, args, outs = _load("psum_int32")
     np.savez(tmp_path / "in.npz", arg0=args[0])
     np.savez(tmp_path / "want.npz", out0=outs[0])
-    code, out = _cli([DATA / "psum_int32.hlo", "-i", tmp_path / "in.npz", "-o", tmp_path / "o.npz",
+    code, out = _cli([_path("psum_int32"), "-i", tmp_path / "in.npz", "-o", tmp_path / "o.npz",
                       "--compare", tmp_path / "want.npz"])
     assert code == 0, out
     np.testing.assert_array_equal(np.load(tmp_path / "o.npz")["out0"], outs[0])
@@ -417,7 +398,7 @@ ENTRY e (p: s32[2]) -> (s32[2], u32[]) {
 
 
 def test_cli_random_inputs_per_device(tmp_path):
-    code, out = _cli([DATA / "rp_modes.hlo", "--random-inputs", "-o", tmp_path / "o.npz", "--print", "none"])
+    code, out = _cli([_path("rp_modes"), "--random-inputs", "-o", tmp_path / "o.npz", "--print", "none"])
     assert code == 0, out
     o = np.load(tmp_path / "o.npz")
     np.testing.assert_array_equal(o["out3"], [0, 0, 0, 0, 1, 1, 1, 1])  # replica-id, 2 x 4 devices
@@ -427,7 +408,7 @@ def test_cli_random_inputs_per_device(tmp_path):
 def test_cli_global_view_plain_inputs(tmp_path):
     c, args, outs = _load("mesh2x4_psum_b_global")
     np.save(tmp_path / "x.npy", args[0][0])
-    code, out = _cli([DATA / "mesh2x4_psum_b_global.hlo", "-i", tmp_path / "x.npy", "-o", tmp_path / "o.npy"])
+    code, out = _cli([_path("mesh2x4_psum_b_global"), "-i", tmp_path / "x.npy", "-o", tmp_path / "o.npy"])
     assert code == 0, out
     np.testing.assert_allclose(np.load(tmp_path / "o.npy"), outs[0][0], rtol=1e-6)
 

@@ -1,20 +1,20 @@
 #!/usr/bin/env python3
-"""Regenerate tests/data/elementwise/vectors.npz: XLA:CPU's results for the elementwise ops on edge
+"""Regenerate tests/golden/elementwise_edges/: XLA:CPU's results for the elementwise ops on edge
 inputs, for every element type (dev-only: needs jax/jaxlib; the tests only read the committed data).
 
 Each case is a one-instruction HLO module run by XLA:CPU (HLO text -> XLA's parser -> StableHLO ->
 PJRT CPU compile); a few opcodes this XLA cannot take as text (acos...sinh for f16/f32/f64/complex)
-use JAX's lax.* instead, and mulhi (not exposed by JAX) its exact integer definition.  Stored:
-`cases` ("id|tag"), `texts` (module text per case), `blob` (raw little-endian bytes of every input
-and output, one byte per pred/sub-byte element) and `spans` ([case, slot, (start, end)], slots
-in0 in1 in2 out; -1 when absent); dtypes and shapes come from the module's parameters and root.
+use JAX's lax.* instead, and mulhi (not exposed by JAX) its exact integer definition.  Each case is one
+case directory (tools/oracle/writer.py); its `tag` (exact, trans, cplx) and `compare` (rule_of) say how
+tests/test_ops_elementwise.py compares it.
 
-    python3 tools/make_elementwise_vectors.py [--only SUBSTRING] [--out PATH]
+    python3 tools/make_elementwise_vectors.py [--only REGEX]
 """
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -27,6 +27,11 @@ import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
+from oracle import runner  # noqa: E402
+from oracle.writer import write_case  # noqa: E402
+
+FAMILY = "elementwise_edges"  # tests/golden/elementwise_edges/
 
 from hlo_interp.types import PRIMITIVE_TYPES  # noqa: E402
 
@@ -41,11 +46,6 @@ ALL = ["pred"] + INTS + FLOATS + COMPLEX
 
 def dt(name):
     return PRIMITIVE_TYPES[name].dtype
-
-
-def bits_of(x: np.ndarray) -> np.ndarray:
-    x = np.ascontiguousarray(x)
-    return x.reshape(-1).view(np.uint8)
 
 
 # ---- input values per type
@@ -309,23 +309,35 @@ def cases():
         yield f"complex.{t}", module([(t, len(a)), (t, len(b))], "complex", c), [a, b], "exact"
 
 
+# The comparison rules written into each case.json (tests/test_ops_elementwise.py applies them by the case's
+# tag).  Max error in ulps of the result type (transcendentals), measured against XLA:CPU; default 2.
+ULPS = {
+    ("exponential-minus-one", "f32"): 3, ("tanh", "f32"): 3, ("erf", "f32"): 3, ("erf", "f64"): 8,
+    ("tanh", "f64"): 8, ("log-plus-one", "f64"): 48,
+    # acos..sinh: this XLA's HLO->StableHLO path refuses the opcodes for f16/f32/f64, so their vectors
+    # come from JAX's lax.* (XLA's decompositions), which are less accurate than libm.
+    ("cosh", "f32"): 32, ("sinh", "f32"): 32, ("cosh", "f64"): 16, ("sinh", "f64"): 16,
+    ("atanh", "f64"): 64,
+}
+ULPS_DEFAULT = 2
+CPLX_TOL = 16  # units of the component type's epsilon, times the scale
+NAN_SIGN_FREE = ("maximum", "minimum", "clamp")
+
+
+def rule_of(op: str, tname: str, tag: str):
+    if tag == "exact":
+        return "exact" if op in NAN_SIGN_FREE else "bits"
+    if tag == "trans":
+        return {"ulp": ULPS.get((op, tname), ULPS_DEFAULT)}
+    eps = float(np.finfo(np.float32 if tname == "c64" else np.float64).eps)
+    return {"rtol": CPLX_TOL * eps, "atol": 0.0}
+
+
 # ---- XLA:CPU
 
 def xla_runner():
-    import jax
-    jax.config.update("jax_enable_x64", True)
-    import jaxlib._hlo as H
-    from jax._src import xla_bridge
-    from jax._src.lib import xla_client
-    be = xla_bridge.get_backend("cpu")
-    dev = be.local_devices()[0]
-
     def run(text, args):
-        m = H.hlo_module_from_text(text)
-        mlir = xla_client._xla.mlir.hlo_to_stablehlo(m.as_serialized_hlo_module_proto())
-        exe = be.compile_and_load(mlir, xla_client.DeviceList((dev,)), xla_client.CompileOptions())
-        out = exe.execute([jax.device_put(a, dev) for a in args])
-        return np.asarray(out[0])
+        return runner.run_hlo(text, args)[1][0]
     return run
 
 
@@ -338,9 +350,8 @@ def jax_fallback(cid: str, args):
     (lax.asin etc.), or the exact integer result for mulhi (which JAX does not expose)."""
     op = cid.split(".")[0]
     if op in JAX_UNARY:
-        import jax
         from jax import lax
-        return np.asarray(jax.jit(getattr(lax, JAX_UNARY[op]))(args[0]))
+        return runner.run_jax(getattr(lax, JAX_UNARY[op]), [args[0]], keep_unused=False)[2][0]
     if op == "mulhi":
         a, b = args
         t = PRIMITIVE_TYPES[cid.split(".")[1]]
@@ -359,43 +370,34 @@ def jax_fallback(cid: str, args):
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", default="")
-    ap.add_argument("--out", default=str(ROOT / "tests/data/elementwise/vectors.npz"))
+    ap.add_argument("--only", default="", help="regex on case ids")
     a = ap.parse_args()
     run = xla_runner()
-    tags, texts, chunks, spans = [], [], [], []
-    pos = 0
-    failed = []
+    n, failed = 0, []
     t0 = time.time()
     for cid, text, args, tag in cases():
-        if a.only and a.only not in cid:
+        if a.only and not re.search(a.only, cid):
             continue
+        op, tname = cid.split(".")[0], cid.split(".")[-1]
+        source = "hand-written HLO"
         try:
             out = run(text, args)
         except Exception as e:  # noqa: BLE001 - XLA refuses some type/op pairs
             try:
                 out = jax_fallback(cid, args)
+                source = (f"hand-written HLO; values: jax.lax.{op} on XLA:CPU (XLA's HLO->StableHLO path refuses "
+                          "the opcode)" if op != "mulhi" else
+                          "hand-written HLO; values: mulhi's exact integer definition (XLA's HLO->StableHLO path "
+                          "refuses it)")
                 if cid.startswith("mulhi"):
                     tag = "exact"
             except Exception:  # noqa: BLE001
                 failed.append((cid, str(e).splitlines()[0][:150]))
                 continue
-        row = [[-1, -1]] * 4
-        for k, x in enumerate(list(args) + [None] * (3 - len(args)) + [out]):
-            if x is None:
-                continue
-            b = bits_of(np.asarray(x)).tobytes()
-            row = row[:k] + [[pos, pos + len(b)]] + row[k + 1:]
-            chunks.append(b)
-            pos += len(b)
-        spans.append(row)
-        texts.append(text)
-        tags.append(f"{cid}|{tag}")
-    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(a.out, cases=np.array(tags), texts=np.array(texts),
-                        blob=np.frombuffer(b"".join(chunks), np.uint8),
-                        spans=np.array(spans, np.int64).reshape(-1, 4, 2))
-    print(f"{len(tags)} cases written to {a.out} in {time.time() - t0:.0f}s; {len(failed)} refused by XLA")
+        write_case(FAMILY, cid, {"before": text}, args, [out], source=source, compare=rule_of(op, tname, tag),
+                   extra={"check": "elementwise", "tag": tag})
+        n += 1
+    print(f"{n} cases written to tests/golden/{FAMILY}/ in {time.time() - t0:.0f}s; {len(failed)} refused by XLA")
     for cid, msg in failed:
         print(f"  refused {cid}: {msg}")
     return 0

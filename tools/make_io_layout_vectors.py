@@ -1,13 +1,13 @@
-"""DEV ONLY: regenerate tests/data/io_layout/ (XLA:CPU through JAX; never a runtime or test dependency).
+"""DEV ONLY: regenerate tests/golden/layout/, tests/golden/scan/ and tests/data/io_layout/xla_verdicts.json
+(XLA:CPU through JAX; never a runtime or test dependency).
 
-1. Real JAX programs whose optimized HLO has layout-changing bitcasts and copies: before- and
-   after-optimization HLO text, the inputs and XLA:CPU's outputs -> <name>.before.hlo, <name>.after.hlo,
-   <name>.npz (arg0.., out0..).
+1. Real JAX programs whose optimized HLO has layout-changing bitcasts and copies: case directories
+   tests/golden/layout/<name>/ (tools/oracle/writer.py).
 2. The hand-written tiled-layout bitcast modules of tests/test_ops_io_layout.py are offered to XLA:CPU
    (hlo_module_from_text -> hlo_to_stablehlo -> compile): its verdict is written to xla_verdicts.json.
    XLA rejects them (the StableHLO conversion refuses bitcasts whose layouts do not fit the logical
    shapes), so their expected values come from XLA's tiling rules (see hlo_interp/layout.py).
-3. The scan modules of the test file run on XLA:CPU -> scan.npz (<case>.out<k>) and scan.json (dtypes).
+3. The scan modules (tools/oracle/families/scan.py) run on XLA:CPU -> tests/golden/scan/.
 
 Usage: python3 tools/make_io_layout_vectors.py
 """
@@ -25,7 +25,10 @@ import numpy as np
 jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp
 
-OUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "io_layout"
+OUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "io_layout"  # xla_verdicts.json
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from oracle import runner  # noqa: E402
+from oracle.writer import write_case  # noqa: E402
 
 PROGRAMS = {
     "transpose_reshape": (lambda x: (jnp.transpose(x, (1, 0, 2)).reshape(6, 4) * 2).T.reshape(-1),
@@ -40,30 +43,15 @@ PROGRAMS = {
 
 
 def _xla_hlo(text: str, *args):
-    from jax._src.lib import _jax, hlo, xla_client
-    be = jax.devices("cpu")[0].client
-    m = hlo.hlo_module_from_text(text)
-    mlir = _jax.mlir.hlo_to_stablehlo(m.as_serialized_hlo_module_proto())
-    devs = _jax.DeviceList(tuple(be.local_devices()[:1]))
-    exe = be.compile_and_load(mlir, devs, xla_client.CompileOptions())
-    res = exe.execute_sharded([jax.device_put(a, be.local_devices()[0]) for a in args])
-    return [np.asarray(x[0]) for x in res.disassemble_into_single_device_arrays()]
+    return runner.run_hlo(text, args)[1]
 
 
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     for name, (f, args) in PROGRAMS.items():
-        lowered = jax.jit(f).lower(*args)
-        compiled = lowered.compile()
-        outs = jax.tree_util.tree_leaves(compiled(*args))
-        (OUT / f"{name}.before.hlo").write_text(lowered.as_text(dialect="hlo"))
-        (OUT / f"{name}.after.hlo").write_text(compiled.as_text())
-        data = {f"arg{k}": np.asarray(a) for k, a in enumerate(args)}
-        data.update({f"out{k}": np.asarray(o) for k, o in enumerate(outs)})
-        # bf16 is stored as its uint16 bits (np.savez cannot store ml_dtypes); the test views it back
-        store = {k: (v.view(np.uint16) if v.dtype.name == "bfloat16" else v) for k, v in data.items()}
-        np.savez(OUT / f"{name}.npz", **store)
-        print(name, "ok", "bitcast" in compiled.as_text())
+        before, after, outs = runner.run_jax(f, args, keep_unused=False)
+        write_case("layout", name, {"before": before, "after": after}, args, outs, source="jax.jit", compare="bits")
+        print(name, "ok", "bitcast" in after)
     sys.path[:0] = [str(OUT.parent.parent), str(OUT.parent.parent.parent)]
     from test_ops_io_layout import TILED_CASES
     verdicts = {}
@@ -75,17 +63,10 @@ def main() -> None:
             verdicts[name] = {"accepted": False, "error": str(e).splitlines()[0][:300]}
     (OUT / "xla_verdicts.json").write_text(json.dumps(verdicts, indent=1) + "\n")
     print(json.dumps(verdicts, indent=1))
-    from test_ops_io_layout import SCAN_CASES
-    store, meta = {}, {}
-    for name, (text, args) in SCAN_CASES.items():
-        outs = _xla_hlo(text, *args)
-        meta[name] = {"dtypes": [o.dtype.name for o in outs]}
-        for k, o in enumerate(outs):
-            store[f"{name}.out{k}"] = o.view(np.uint16) if o.dtype.name == "bfloat16" else o
-        print(name, [o.tolist() for o in outs])
-    np.savez(OUT / "scan.npz", **store)
-    (OUT / "scan.json").write_text(json.dumps(meta, indent=1) + "\n")
-
+    from oracle.families import scan
+    for d in scan.declare():  # tests/golden/scan/
+        d.write()
+        print(d.name, "ok")
 
 if __name__ == "__main__":
     main()

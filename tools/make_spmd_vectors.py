@@ -13,13 +13,12 @@ Two sources:
     of all-to-all, collective-broadcast, async start/done pairs, a reducer that is not recognized):
     parsed by XLA, compiled with num_replicas=N and run on N devices.
 
-Output: tests/data/spmd/<case>.hlo, tests/data/spmd/<case>.npz (argK / outK stacked along a leading
-device axis; types NumPy lacks stored as their bits) and tests/data/spmd/cases.json (replicas,
-partitions, element types, tolerance).  Run: python3 tools/make_spmd_vectors.py
+Output: one case directory per case, tests/golden/spmd/<case>/ (tools/oracle/writer.py): inputs and outputs
+stacked along a leading device axis; case.json gives replicas, partitions, whether the text is the global
+view, and the tolerance.  Run: python3 tools/make_spmd_vectors.py [smap|jit|hlo ...]
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -34,32 +33,26 @@ jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp  # noqa: E402
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P  # noqa: E402
 
-OUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "spmd"
-CASES: dict = {}
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from oracle import runner  # noqa: E402
+from oracle.writer import write_case  # noqa: E402
+
+FAMILY = "spmd"  # tests/golden/spmd/
 RNG = np.random.default_rng(55)
 
 
-def _store(a: np.ndarray) -> tuple[np.ndarray, str]:
-    a = np.asarray(a)
-    name = a.dtype.name
-    if a.dtype.kind == "V" or a.dtype.type.__module__.startswith("ml_dtypes"):
-        return a.view(f"u{a.dtype.itemsize}"), name
-    return a, name
+SOURCE = ("XLA:CPU on 8 host devices (tools/make_spmd_vectors.py); inputs and outputs stacked along a leading "
+          "device axis")
 
 
 def save(name, text, replicas, partitions, args, outs, tol=None, note="", global_view=False):
     """args / outs: lists (per argument / result leaf) of lists (per device) of arrays."""
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / f"{name}.hlo").write_text(text)
-    data, types = {}, {}
-    for prefix, group in (("arg", args), ("out", outs)):
-        for k, per_dev in enumerate(group):
-            a, t = _store(np.stack([np.asarray(x) for x in per_dev]))
-            data[f"{prefix}{k}"] = a
-            types[f"{prefix}{k}"] = t
-    np.savez_compressed(OUT / f"{name}.npz", **data)
-    CASES[name] = {"replicas": replicas, "partitions": partitions, "types": types, "tol": tol, "note": note,
-                   "global": global_view}
+    extra = {"note": note} if note else {}
+    # run by tests/test_spmd.py (on `replicas` x `partitions` devices), not by the single-device runner
+    extra.update({"check": "spmd", "replicas": replicas, "partitions": partitions, "global": global_view})
+    write_case(FAMILY, name, {"before": text}, [np.stack([np.asarray(x) for x in d]) for d in args],
+               [np.stack([np.asarray(x) for x in d]) for d in outs], source=SOURCE,
+               compare="bits" if tol is None else {"rtol": tol, "atol": tol}, extra=extra)
     print(f"{name}: {replicas}x{partitions}, {len(args)} arg(s), {len(outs)} out(s)")
 
 
@@ -237,31 +230,7 @@ def gen_jit():
 
 def hlo_case(name, text, replicas, args, tol=None, note="", partitions=1):
     """args: per argument, a list of per-device arrays."""
-    from jax._src import xla_bridge
-    from jax._src.lib import _jax, hlo, xla_client
-    be = xla_bridge.get_backend("cpu")
-    m = hlo.hlo_module_from_text(text)
-    mlir = _jax.mlir.hlo_to_stablehlo(m.as_serialized_hlo_module_proto())
-    nd = replicas * partitions
-    devs = be.local_devices()[:nd]
-    opts = xla_client.CompileOptions()
-    opts.num_replicas = replicas
-    opts.num_partitions = partitions
-    if partitions > 1:  # (every instruction is sharding={manual}: the partitioner leaves it alone)
-        opts.executable_build_options.use_spmd_partitioning = True
-    opts.device_assignment = xla_client.DeviceAssignment.create(np.arange(nd).reshape(replicas, partitions))
-    exe = be.compile_and_load(mlir, _jax.DeviceList(tuple(devs)), opts)
-    mesh = Mesh(np.array(devs), ("d",))
-    arrs = []
-    for per_dev in args:
-        shards = [jax.device_put(np.asarray(x)[None], d) for x, d in zip(per_dev, devs)]
-        shape = (nd,) + np.asarray(per_dev[0]).shape
-        arrs.append(jax.make_array_from_single_device_arrays(shape, NamedSharding(mesh, P("d")), shards))
-    res = exe.execute_sharded(arrs)
-    outs = []
-    for leaf in res.disassemble_into_single_device_arrays():
-        by_dev = {next(iter(s.devices())): np.asarray(s) for s in leaf}
-        outs.append([by_dev[d] for d in devs])
+    outs = runner.run_hlo_spmd(text, args, replicas, partitions)
     save(name, text, replicas, partitions, args, outs, tol, note)
 
 
@@ -473,10 +442,6 @@ def main():
         gen_hlo()
         gen_hlo_rp()
         gen_types()
-    path = OUT / "cases.json"
-    old = json.loads(path.read_text()) if path.exists() and only else {}
-    old.update(CASES)
-    path.write_text(json.dumps(old, indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

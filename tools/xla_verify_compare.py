@@ -106,10 +106,9 @@ OTHER_XLA = {
 _HELPER = r'''
 import os, sys, json
 os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
-from jax._src.lib import xla_client as xc
-from jax._src import xla_bridge
-from jaxlib import _hlo
-be = xla_bridge.get_backend("cpu")
+sys.path.insert(0, TOOLS)
+from oracle import runner
+runner.cpu_backend()
 # failures in the CPU backend, after the verifier passed
 BACKEND = ("service/cpu/", "backends/cpu/", "thunk", "No registered implementation for",
            "No FFI handler registered", "custom call target", "CustomCall", "backend config",
@@ -125,15 +124,13 @@ for line in sys.stdin:
     text = json.loads(line)
     say("step", "parse")
     try:
-        m = _hlo.hlo_module_from_text(text)
+        runner.parse_hlo(text)
     except Exception as e:
         say("reject", "parse: " + " ".join(str(e).split())[:300])
         continue
     say("step", "compile")
     try:
-        comp = _hlo.XlaComputation(m.as_serialized_hlo_module_proto())
-        mlir = xc._xla.mlir.xla_computation_to_mlir_module(comp)
-        be.compile_and_load(mlir, xc.DeviceList(tuple(be.devices()[:1])), xc.CompileOptions())
+        runner.compile_hlo(text)
         say("accept", "")
     except Exception as e:
         msg = " ".join(str(e).split())
@@ -151,7 +148,8 @@ class Xla:
         self.proc = None
 
     def _start(self):
-        self.proc = subprocess.Popen([sys.executable, "-c", _HELPER], stdin=subprocess.PIPE,
+        helper = f"TOOLS = {str(Path(__file__).resolve().parent)!r}\n" + _HELPER
+        self.proc = subprocess.Popen([sys.executable, "-c", helper], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
 
     def verdict(self, text: str) -> tuple[str, str]:

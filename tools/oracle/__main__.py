@@ -18,9 +18,9 @@ sys.path.insert(0, str(TOOLS))
 from oracle.writer import GOLDEN  # noqa: E402
 
 # families written by a declaration module of tools/oracle/families/
-DECLARED = ("domain", "movement_hlo", "reduce_dot_hlo")
+DECLARED = ("domain", "movement_hlo", "reduce_dot_hlo", "scan")
 # families written by a generator script of tools/ (declarations + the oracle's runner and writer):
-# family -> (script, how it selects cases: "regex" or "substring" on the case name, or a regex prefix)
+# family -> (script, "regex": its --only takes a regex on case names; None: it regenerates the whole family)
 SCRIPTS = {
     "gather_scatter": ("make_gather_sort_vectors.py", "regex"),
     "sort": ("make_gather_sort_vectors.py", "regex"),
@@ -34,6 +34,9 @@ SCRIPTS = {
     "xla_syntax": ("make_xla_syntax_vectors.py", "regex"),
     "fft_linalg_rng": ("make_fft_linalg_rng_vectors.py", "regex"),
     "custom_call": ("make_custom_call_vectors.py", "regex"),
+    "elementwise_edges": ("make_elementwise_vectors.py", "regex"),
+    "layout": ("make_io_layout_vectors.py", None),  # all of its programs (and scan, xla_verdicts.json)
+    "spmd": ("make_spmd_vectors.py", None),  # all of it (or: make_spmd_vectors.py smap|jit|hlo)
 }
 GOLDEN_SCRIPT = "make_golden.py"  # every other family: --only '^FAMILY/NAME$'
 
@@ -63,7 +66,10 @@ def regen(family: str, opcode: str | None) -> int:
         return 0
     sel = None if names is None else "^(" + "|".join(re.escape(n) for n in names) + ")$"
     if family in SCRIPTS:
-        script, _ = SCRIPTS[family]
+        script, how = SCRIPTS[family]
+        if sel and how is None:
+            print(f"{script} regenerates all of {family} (no --opcode)", file=sys.stderr)
+            return 2
         cmd = [sys.executable, str(TOOLS / script)] + (["--only", sel] if sel else [])
     elif (GOLDEN / family).is_dir():
         cmd = [sys.executable, str(TOOLS / GOLDEN_SCRIPT), "--only",

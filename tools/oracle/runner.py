@@ -68,3 +68,51 @@ def lower_for_platform(fn, args, platform: str) -> str:
     import jax
     cpu_backend()
     return jax.jit(fn).trace(*args).lower(lowering_platforms=(platform,)).as_text(dialect="hlo")
+
+
+def parse_hlo(text: str):
+    """XLA's own HLO parser (no verifier): the parsed module; raises on a text XLA refuses."""
+    from jax._src.lib import hlo
+    return hlo.hlo_module_from_text(text)
+
+
+def compile_hlo(text: str):
+    """Compile HLO text for XLA:CPU without running it, through the path run_hlo takes (XLA's parser ->
+    StableHLO -> PJRT compile, which runs XLA's verifier); raises on a text XLA refuses."""
+    from jax._src.lib import _jax, xla_client
+    be = cpu_backend()
+    mlir = _jax.mlir.hlo_to_stablehlo(parse_hlo(text).as_serialized_hlo_module_proto())
+    return be.compile_and_load(mlir, _jax.DeviceList(tuple(be.local_devices()[:1])), xla_client.CompileOptions())
+
+
+def run_hlo_spmd(text: str, args, replicas: int, partitions: int = 1) -> list[list[np.ndarray]]:
+    """Compile HLO text for replicas x partitions XLA:CPU devices (the process needs
+    --xla_force_host_platform_device_count) and run it; `args`: per argument, its per-device arrays.
+    Returns, per result leaf, its per-device arrays (device d = replica d // partitions, partition
+    d % partitions)."""
+    import jax
+    from jax._src.lib import _jax, xla_client
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+    be = cpu_backend()
+    mlir = _jax.mlir.hlo_to_stablehlo(parse_hlo(text).as_serialized_hlo_module_proto())
+    nd = replicas * partitions
+    devs = be.local_devices()[:nd]
+    opts = xla_client.CompileOptions()
+    opts.num_replicas = replicas
+    opts.num_partitions = partitions
+    if partitions > 1:  # (every instruction is sharding={manual}: the partitioner leaves it alone)
+        opts.executable_build_options.use_spmd_partitioning = True
+    opts.device_assignment = xla_client.DeviceAssignment.create(np.arange(nd).reshape(replicas, partitions))
+    exe = be.compile_and_load(mlir, _jax.DeviceList(tuple(devs)), opts)
+    mesh = Mesh(np.array(devs), ("d",))
+    arrs = []
+    for per_dev in args:
+        shards = [jax.device_put(np.asarray(x)[None], d) for x, d in zip(per_dev, devs)]
+        shape = (nd,) + np.asarray(per_dev[0]).shape
+        arrs.append(jax.make_array_from_single_device_arrays(shape, NamedSharding(mesh, PartitionSpec("d")), shards))
+    res = exe.execute_sharded(arrs)
+    outs = []
+    for leaf in res.disassemble_into_single_device_arrays():
+        by_dev = {next(iter(s.devices())): np.asarray(s) for s in leaf}
+        outs.append([by_dev[d] for d in devs])
+    return outs
