@@ -386,7 +386,7 @@ def test_load_input_file_rejects_pickles(tmp_path):
 
 def test_host_transfer_files(tmp_path):
     """--host-recv feeds recv(is_host_transfer) per channel; --host-send saves what send emits."""
-    from tests.test_ops_variants import _HOST
+    from tests.test_ops_io_layout import _HOST
     mod = tmp_path / "host.hlo"
     mod.write_text(_HOST)
     np.savez(tmp_path / "in.npz", ch1_0=np.array([1, 2, 3], np.float32), ch1_1=np.array([-5, 7], np.int8))

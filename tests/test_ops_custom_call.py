@@ -614,3 +614,81 @@ def test_cudnn_backward_input_xla_test_module_is_the_adjoint():
     lhs = float(np.sum(y.astype(np.float64) * dy))
     rhs = float(np.sum(x.astype(np.float64) * dx))
     assert abs(lhs - rhs) <= 1e-4 * max(1.0, abs(lhs))
+
+
+# --------------------------------------------------------------------------------------------------
+# SliceToDynamic / PadToStatic
+
+_DYN = """HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[3,4] parameter(0)
+  n = s32[] parameter(1)
+  m = s32[] parameter(2)
+  d = f32[<=3,<=4] custom-call(x, n, m), custom_call_target="SliceToDynamic"
+  z = f32[] constant(0)
+  r = f32[<=3] reduce(d, z), dimensions={1}, to_apply=add
+  g = s32[] get-dimension-size(d), dimensions={1}
+  p = (f32[3,4], s32[], s32[]) custom-call(d), custom_call_target="PadToStatic"
+  ROOT t = (f32[<=3], s32[], (f32[3,4], s32[], s32[])) tuple(r, g, p)
+}"""
+
+
+def test_slice_to_dynamic_pad_to_static():
+    x = np.arange(1, 13, dtype=np.float32).reshape(3, 4)
+    r, g, p, n0, n1 = hlo_interp.run(_DYN, x, np.int32(2), np.int32(3))
+    # the reduce sees the 2x3 dynamic array; the f32[<=3] result comes back as its bound-sized buffer
+    # (XLA:CPU's convention; the element past the dynamic size 2 is undefined in XLA, zero here)
+    np.testing.assert_array_equal(r, [1 + 2 + 3, 5 + 6 + 7, 0])
+    assert int(g) == 3 and int(n0) == 2 and int(n1) == 3
+    np.testing.assert_array_equal(p, [[1, 2, 3, 0], [5, 6, 7, 0], [0, 0, 0, 0]])  # padding: zeros
+    with pytest.raises(HloError, match="SliceToDynamic size 5"):
+        hlo_interp.run(_DYN, x, np.int32(2), np.int32(5))
+
+
+
+
+# --------------------------------------------------------------------------------------------------
+# cuDNN: what is refused
+
+def _cudnn(target="__cudnn$convForward", t="f32", cfg='{"cudnn_conv_backend_config":{"activation_mode":"kNone"}}',
+           ops="x, w", extra="", out=None):
+    out = out or t
+    return f"""HloModule m
+ENTRY e {{
+  x = {t}[1,4,4,2] parameter(0)
+  w = {t}[3,3,2,2] parameter(1)
+  b = f32[2] parameter(2)
+  c = ({out}[1,4,4,2], u8[0]) custom-call({ops}), window={{size=3x3 pad=1_1x1_1}}, dim_labels=b01f_01io->b01f{extra}, custom_call_target="{target}", backend_config={cfg}
+  ROOT r = {out}[1,4,4,2] get-tuple-element(c), index=0
+}}"""
+
+
+def test_cudnn_refusals_and_worked_example():
+    x = np.zeros((1, 4, 4, 2), np.float32)
+    x[0, 1, 1, 0] = 1.0
+    w = np.arange(36, dtype=np.float32).reshape(3, 3, 2, 2)
+    b = np.array([0.5, -100.0], np.float32)
+    # a single 1 at (1,1) feature 0: y[p, q, o] = w[1 - p + 1, 1 - q + 1, 0, o] (cross-correlation), + bias
+    y = hlo_interp.run(_cudnn("__cudnn$convBiasActivationForward", ops="x, w, b",
+                              cfg='{"cudnn_conv_backend_config":{"activation_mode":"kRelu","conv_result_scale":1}}'),
+                       x, w, b)[0]
+    want = np.zeros((1, 4, 4, 2), np.float32)
+    for p in range(3):
+        for q in range(3):
+            want[0, p, q] = w[2 - p, 2 - q, 0]
+    np.testing.assert_array_equal(y, np.maximum(want + b, 0))
+    with pytest.raises(HloError, match="activation_mode kGeluExact"):
+        hlo_interp.run(_cudnn("__cudnn$convBiasActivationForward", ops="x, w, b",
+                              cfg='{"cudnn_conv_backend_config":{"activation_mode":"kGeluExact"}}'), x, w, b)
+    # s8 x s8 -> f32 (XLA's int8 pattern: the convolution exact in s32): the single 1 picks w's entries
+    (y8,) = hlo_interp.run(_cudnn(t="s8", out="f32"), x.astype(np.int8), w.astype(np.int8), b)
+    np.testing.assert_array_equal(y8, want)
+    with pytest.raises(HloError, match="integer convolutions"):     # an s8 result: cuDNN's rounding
+        hlo_interp.run(_cudnn(t="s8", out="s8"), x.astype(np.int8), w.astype(np.int8), b)
+    with pytest.raises(HloError, match="batch_group_count"):
+        hlo_interp.run(_cudnn(extra=", batch_group_count=2"), x, w, b)

@@ -22,7 +22,6 @@ Regenerate the data (dev-only, needs jax):  python3 tools/make_fft_linalg_rng_ve
 """
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 

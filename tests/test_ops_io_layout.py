@@ -410,3 +410,57 @@ ENTRY e {
 """
     p = np.array([1, 2], np.float32)
     np.testing.assert_array_equal(hlo_interp.run(text, p)[0], p)
+
+
+# --------------------------------------------------------------------------------------------------
+# send / recv with the host (is_host_transfer=true)
+
+_HOST = """HloModule m
+ENTRY e {
+  t0 = token[] after-all()
+  r = ((f32[3], s8[2]), u32[], token[]) recv(t0), channel_id=1, is_host_transfer=true
+  rd = ((f32[3], s8[2]), token[]) recv-done(r), channel_id=1, is_host_transfer=true
+  v = (f32[3], s8[2]) get-tuple-element(rd), index=0
+  x = f32[3] get-tuple-element(v), index=0
+  one = f32[] constant(1)
+  ones = f32[3] broadcast(one), dimensions={}
+  y = f32[3] add(x, ones)
+  t1 = token[] get-tuple-element(rd), index=1
+  s = (f32[3], u32[], token[]) send(y, t1), channel_id=2, is_host_transfer=true
+  sd = token[] send-done(s), channel_id=2, is_host_transfer=true
+  snd = (f32[3], u32[], token[]) send(x, sd), channel_id=2, is_host_transfer=true
+  sdn = token[] send-done(snd), channel_id=2, is_host_transfer=true
+  ROOT k = s8[2] get-tuple-element(v), index=1
+}
+"""
+
+
+def test_host_send_recv(tmp_path):
+    from hlo_interp.ops import io
+    np.savez(tmp_path / "in.npz", ch1_0=np.array([1, 2, 3], np.float32), ch1_1=np.array([-5, 7], np.int8))
+    io.take_host_sends()
+    installed = io.load_host_recv(tmp_path / "in.npz")
+    assert sorted(installed) == [1] and len(installed[1]) == 2
+    (k,) = hlo_interp.run(_HOST)
+    np.testing.assert_array_equal(k, np.array([-5, 7], np.int8))
+    assert io.host_recv_remaining() == {}
+    sends = io.take_host_sends()
+    assert list(sends) == [2]
+    np.testing.assert_array_equal(sends[2][0], [2, 3, 4])      # y = x + 1, first
+    np.testing.assert_array_equal(sends[2][1], [1, 2, 3])      # then x
+    io.save_host_sends(tmp_path / "out.npz", sends)
+    with np.load(tmp_path / "out.npz") as z:
+        assert sorted(z.files) == ["ch2_0", "ch2_1"]
+        np.testing.assert_array_equal(z["ch2_0"], [2, 3, 4])
+    # nothing queued: a located error naming the channel
+    io.set_host_recv({})
+    with pytest.raises(HloError, match="the host sent nothing .more. on channel 1"):
+        hlo_interp.run(_HOST)
+    io.set_host_recv({1: [np.zeros(4, np.float32), np.zeros(2, np.int8)]})
+    with pytest.raises(HloError, match=r"host value on channel 1 has shape \[4\]"):
+        hlo_interp.run(_HOST)
+    np.savez(tmp_path / "bad.npz", ch1_1=np.zeros(2))
+    with pytest.raises(ValueError, match="no array ch1_0"):
+        io.load_host_recv(tmp_path / "bad.npz")
+    io.set_host_recv({})
+    io.take_host_sends()

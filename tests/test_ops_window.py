@@ -3,7 +3,6 @@ by tools/make_window_vectors.py), before and after optimization, plus op-checkli
 fast-path vs general-path agreement and error cases."""
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Regenerate tests/golden/{batch_norm,async,dynamic_shape,ragged_dot}/: XLA:CPU's results for batch-norm-training/-inference/-grad, the async
-wrappers (async-start/-update/-done, `<op>-start/-done` sugar, copy-start/-done), get-/set-dimension-size,
+"""Regenerate tests/golden/{batch_norm,async,dynamic_shape,ragged_dot}/: XLA:CPU's results for
+batch-norm-training/-inference/-grad, the async wrappers (async-start/-update/-done, `<op>-start/-done` sugar, copy-start/-done), get-/set-dimension-size,
 dynamic-reshape and ragged-dot (dev-only: needs jax/jaxlib; the tests only read the committed files).
 
 Two kinds of cases:

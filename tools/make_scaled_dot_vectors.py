@@ -1,4 +1,4 @@
-"""DEV-ONLY: expected values for scaled-dot (tests/test_ops_variants.py).
+"""DEV-ONLY: expected values for scaled-dot (tests/golden/scaled_dot/; tests/test_ops_scaled_dot.py).
 
 jaxlib 0.10.2's XLA:CPU cannot run scaled-dot (its StableHLO round trip has no such op), so each case
 runs, on XLA:CPU, the module XLA's own ScaledDotRewriter (xla/backends/gpu/transforms/
@@ -7,12 +7,12 @@ scaled_dot_rewriter.cc) turns it into: each operand and its scale converted to t
 both operands converted to one type; a dot in GetTargetType(that type, the result type); a convert
 to the result type.  The test runs the scaled-dot form through hlo_interp.
 
-Output: tests/data/variants/scaled_dot.json (texts, dtypes) and scaled_dot.npz (arrays; ml_dtypes
-arrays stored as raw bits).  Run: python3 tools/make_scaled_dot_vectors.py
+Output: one case directory per case, tests/golden/scaled_dot/scaled_dot_<n>/ (tools/oracle/writer.py):
+before.hlo is the scaled-dot module, case.json's `ref` the decomposition XLA:CPU ran.
+Run: python3 tools/make_scaled_dot_vectors.py
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -23,9 +23,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ml_dtypes
 import numpy as np
 from oracle.runner import run_hlo
-from oracle.writer import store
+from oracle.writer import write_case
 
-OUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "variants"
+FAMILY = "scaled_dot"  # tests/golden/scaled_dot/
+SOURCE = ("hand-written HLO; XLA:CPU ran the equivalent text in 'ref' (scaled-dot decomposed: jaxlib 0.10.2's "
+          "StableHLO round trip has no scaled-dot)")
 RNG = np.random.default_rng(11)
 T = {"f8e4m3fn": (ml_dtypes.float8_e4m3fn, 8), "f8e5m2": (ml_dtypes.float8_e5m2, 8),
      "f8e8m0fnu": (ml_dtypes.float8_e8m0fnu, 8), "f4e2m1fn": (ml_dtypes.float4_e2m1fn, 4),
@@ -122,20 +124,11 @@ def main():
         ("f16", "f8e4m3fn", "bf16", "f8e8m0fnu", (2, 16), (16, 3), (1, 4), (8, 1),
          {"lhs_contracting_dims": (1,), "rhs_contracting_dims": (0,)}, "f64", (2, 3)),
     ]
-    cases, arrays = [], {}
     for n, c in enumerate(C):
         scaled, decomposed, args, out = case(*c)
-        meta = {"id": n, "scaled": scaled, "decomposed": decomposed, "args": [], "out": None}
-        for k, a in enumerate(args):
-            arrays[f"a{n}_{k}"], m = store(a)
-            meta["args"].append(m)
-        arrays[f"o{n}"], meta["out"] = store(out)
-        cases.append(meta)
-    OUT.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(OUT / "scaled_dot.npz", **arrays)
-    (OUT / "scaled_dot.json").write_text(json.dumps(cases, indent=1))
-    print(f"{len(cases)} cases written to {OUT}")
-
+        write_case(FAMILY, f"scaled_dot_{n}", {"before": scaled}, args, [out], source=SOURCE,
+                   compare={"rtol": 1e-6, "atol": 1e-6}, extra={"ref": decomposed})
+    print(f"{len(C)} cases written to tests/golden/{FAMILY}/")
 
 if __name__ == "__main__":
     main()

@@ -1,4 +1,4 @@
-"""DEV-ONLY: expected values for `topk(x), k=K, to_apply=cmp` (tests/test_ops_variants.py).
+"""DEV-ONLY: expected values for `topk(x), k=K, to_apply=cmp` (tests/golden/topk/; tests/test_ops_topk.py).
 
 XLA:CPU (jaxlib 0.10.2) does not parse topk with a comparator, so each case runs the same computation
 as XLA's TopK decomposition writes it, `sort((x, iota)), to_apply=cmp` then a slice of the first K
@@ -7,14 +7,12 @@ recognized comparators (GT, LT, TOTALORDER, integers, pred; |a| > |b|, an elemen
 parameter), one the recognizer does not know (a - b > 0: the general path) and 4-parameter
 comparators (value, index pairs), in every element type a comparator takes.
 
-Output: tests/data/sort/topk_comparator.npz (per case: x_<i>, values_<i>, indices_<i>; ml_dtypes
-arrays stored as raw bits) and tests/data/sort/topk_comparator.json (the topk module text, the
-decomposed module text run on XLA:CPU, dtypes).
+Output: one case directory per case, tests/golden/topk/<name>/ (tools/oracle/writer.py): before.hlo is the
+topk module, case.json's `ref` the decomposed module XLA:CPU ran.
 Run: python3 tools/make_topk_comparator_vectors.py
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -28,9 +26,11 @@ import numpy as np
 
 jax.config.update("jax_enable_x64", True)
 from oracle.runner import run_hlo
-from oracle.writer import store
+from oracle.writer import write_case
 
-OUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "sort"
+FAMILY = "topk"  # tests/golden/topk/
+SOURCE = ("hand-written HLO; XLA:CPU ran the equivalent text in 'ref' (its decomposition: a stable sort of "
+          "(x, iota) by the comparator, then the first k)")
 RNG = np.random.default_rng(7)
 
 TYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": ml_dtypes.bfloat16,
@@ -134,7 +134,6 @@ ENTRY main {{
 
 
 def main():
-    cases, arrays = [], {}
     plan = []
     for t in TYPES:
         kinds = ["GT", "LT"]
@@ -160,17 +159,10 @@ def main():
         x = values(t, shape)
         topk, sort = modules(t, shape, k, kind, four)
         _, (v, i) = run_hlo(sort, [x])
-        xa, xm = store(x)
-        va, vm = store(v)
-        ia, im = store(i)
-        arrays[f"x_{n}"], arrays[f"values_{n}"], arrays[f"indices_{n}"] = xa, va, ia
-        cases.append({"id": n, "type": t, "comparator": kind, "four_params": four, "k": k, "topk": topk,
-                      "decomposed": sort, "x": xm, "values": vm, "indices": im})
-    OUT.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(OUT / "topk_comparator.npz", **arrays)
-    (OUT / "topk_comparator.json").write_text(json.dumps(cases, indent=1))
-    print(f"{len(cases)} cases written to {OUT}")
-
+        name = f"topk_{n}_{t}_{kind}" + ("_4params" if four else "")
+        write_case(FAMILY, name, {"before": topk}, [x], [v, i], source=SOURCE, compare="bits",
+                   extra={"ref": sort, "element_type": t, "comparator": kind, "four_params": four, "k": k})
+    print(f"{len(plan)} cases written to tests/golden/{FAMILY}/")
 
 if __name__ == "__main__":
     main()

@@ -32,7 +32,7 @@ the element type):
 
 Sums are over every dimension but feature_index.  Results agree with XLA:CPU to a few ulps in f32/f64
 (the sums' order differs: see reduce.py; tests: rtol 2e-5), and bit for bit in every bf16, f16 and
-f8 case tested (tests/test_ops_misc.py).
+f8 case tested (tests/golden/batch_norm/, tests/test_ops_batch_norm.py).
 """
 from __future__ import annotations
 

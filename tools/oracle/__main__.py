@@ -37,6 +37,8 @@ SCRIPTS = {
     "elementwise_edges": ("make_elementwise_vectors.py", "regex"),
     "layout": ("make_io_layout_vectors.py", None),  # all of its programs (and scan, xla_verdicts.json)
     "spmd": ("make_spmd_vectors.py", None),  # all of it (or: make_spmd_vectors.py smap|jit|hlo)
+    "topk": ("make_topk_comparator_vectors.py", None),
+    "scaled_dot": ("make_scaled_dot_vectors.py", None),
 }
 GOLDEN_SCRIPT = "make_golden.py"  # every other family: --only '^FAMILY/NAME$'
 
