@@ -1,5 +1,5 @@
 """convolution, reduce-window, select-and-scatter: XLA:CPU-computed cases (tests/golden/window/, run by tests/test_golden.py; written
-by tools/make_window_vectors.py), before and after optimization, plus op-checklist worked examples,
+by tools/oracle/families/window.py), before and after optimization, plus op-checklist worked examples,
 fast-path vs general-path agreement and error cases."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Regression cases where hlo-run once differed from XLA:CPU, with XLA:CPU-computed expected values
-(tests/golden/xla_regressions/, written by tools/make_xla_regression_vectors.py and run by
+(tests/golden/xla_regressions/, written by tools/oracle/families/xla_regressions.py and run by
 tests/test_golden.py), plus the checks no data file holds."""
 from __future__ import annotations
 

@@ -113,7 +113,7 @@ ENTRY t {
     assert len(b1.attrs["operand_layout_constraints"]) == 1
 
 
-# ---- XLA:CPU's values for these forms: tests/golden/xla_syntax (tools/make_xla_syntax_vectors.py), run bit
+# ---- XLA:CPU's values for these forms: tests/golden/xla_syntax (tools/oracle/families/xla_syntax.py), run bit
 # for bit by tests/test_golden.py
 
 _VECTORS = cases("xla_syntax")

@@ -18,20 +18,17 @@ sys.path.insert(0, str(TOOLS))
 from oracle.writer import GOLDEN  # noqa: E402
 
 # families written by a declaration module of tools/oracle/families/
-DECLARED = ("domain", "movement_hlo", "reduce_dot_hlo", "scan")
+DECLARED = ("domain", "movement_hlo", "reduce_dot_hlo", "scan", "window", "xla_regressions", "xla_syntax")
 # families written by a generator script of tools/ (declarations + the oracle's runner and writer):
 # family -> (script, "regex": its --only takes a regex on case names; None: it regenerates the whole family)
 SCRIPTS = {
     "gather_scatter": ("make_gather_sort_vectors.py", "regex"),
     "sort": ("make_gather_sort_vectors.py", "regex"),
-    "window": ("make_window_vectors.py", "regex"),
     "batch_norm": ("make_misc_vectors.py", "regex"),
     "async": ("make_misc_vectors.py", "regex"),
     "dynamic_shape": ("make_misc_vectors.py", "regex"),
     "ragged_dot": ("make_misc_vectors.py", "regex"),
     "sweep": ("make_sweep_vectors.py", "regex"),
-    "xla_regressions": ("make_xla_regression_vectors.py", "regex"),
-    "xla_syntax": ("make_xla_syntax_vectors.py", "regex"),
     "fft_linalg_rng": ("make_fft_linalg_rng_vectors.py", "regex"),
     "custom_call": ("make_custom_call_vectors.py", "regex"),
     "elementwise_edges": ("make_elementwise_vectors.py", "regex"),
@@ -62,8 +59,12 @@ def regen(family: str, opcode: str | None) -> int:
         n = 0
         for d in mod.declare():
             if names is None or d.name in names:
-                d.write()
-                n += 1
+                try:
+                    d.write()
+                    n += 1
+                except Exception as e:  # noqa: BLE001 - XLA:CPU refuses the case: not written
+                    print(f"SKIP {family}/{d.name}: {type(e).__name__}: {str(e).splitlines()[0][:200]}",
+                          file=sys.stderr)
         print(f"{n} cases written to {GOLDEN / family}")
         return 0
     sel = None if names is None else "^(" + "|".join(re.escape(n) for n in names) + ")$"

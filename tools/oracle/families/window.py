@@ -1,6 +1,5 @@
-#!/usr/bin/env python3
-"""Regenerate tests/golden/window/: XLA:CPU's results for convolution, reduce-window and
-select-and-scatter (dev-only: needs jax/jaxlib; the tests only read the committed files).
+"""window: XLA:CPU's results for convolution, reduce-window and select-and-scatter (case declarations;
+python -m tools.oracle regen window).
 
 Two kinds of cases:
   * JAX programs: `jax.jit(f).lower(*args)`; both the pre-optimization text (`as_text(dialect="hlo")`)
@@ -10,34 +9,22 @@ Two kinds of cases:
     by the same XLA:CPU client JAX uses; the text and XLA's optimized module are stored.
 
 Each case is one case directory (tools/oracle/writer.py; tests/golden/README.md).
-
-    python3 tools/make_window_vectors.py [--only REGEX]
 """
 from __future__ import annotations
-
-import argparse
-import os
-import re
-import sys
-from pathlib import Path
-
-os.environ.setdefault("JAX_PLATFORMS", "cpu")
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import ml_dtypes
 import numpy as np
 
-try:
-    import jax
-    import jax.numpy as jnp
-    from jax import lax
-except ImportError:  # pragma: no cover
-    sys.exit("make_window_vectors.py needs JAX (dev-only tool)")
+from .. import runner  # noqa: F401  (sets up XLA:CPU before JAX is imported)
+from ..core import Decl
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+from jax import lax  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_traceback_in_locations_limit", 0)
 
-ROOT = Path(__file__).resolve().parent.parent
 FAMILY = "window"  # tests/golden/window/
 F32 = {"rtol": 1e-5, "atol": 1e-5}
 F64 = {"rtol": 1e-12, "atol": 1e-12}
@@ -367,34 +354,6 @@ jcase("cnn_grad", lambda w1, w2, x: jax.grad(cnn_loss)((w1, w2), x),
 
 # ---------------------------------------------------------------------------------------------- running
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from oracle import runner  # noqa: E402
-from oracle.writer import write_case  # noqa: E402
-
-
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--only")
-    a = ap.parse_args()
-    n = 0
-    for c in CASES:
-        if a.only and not re.search(a.only, c["id"]):
-            continue
-        args = [np.asarray(x) for x in c["args"]]
-        try:
-            if c["kind"] == "jax":
-                before, after, outs = runner.run_jax(c["fn"], args, keep_unused=False)
-            else:
-                before = c["text"]
-                after, outs = runner.run_hlo(before, args)
-        except Exception as e:  # noqa: BLE001 - report and skip: XLA refused the case
-            print(f"SKIP {c['id']}: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
-            continue
-        write_case(FAMILY, c["id"], {"before": before, "after": after}, args, outs,
-                   source="jax.jit" if c["kind"] == "jax" else "hand-written HLO", compare=c["compare"])
-        n += 1
-        print("ok", c["id"])
-    print(f"{n} cases written")
-
-if __name__ == "__main__":
-    main()
+def declare() -> list[Decl]:
+    return [Decl(FAMILY, c["id"], c["args"], hlo=c.get("text"), fn=c.get("fn"), compare=c["compare"], keep_unused=False)
+            for c in CASES]

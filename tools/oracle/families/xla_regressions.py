@@ -1,6 +1,4 @@
-#!/usr/bin/env python3
-"""Regenerate tests/golden/xla_regressions/: XLA:CPU's results for the regression cases where hlo-run
-once differed from XLA:CPU (c128 bitcast-convert, complex dots and FMA-contracted complex products,
+"""xla_regressions: XLA:CPU's results for the regression cases where hlo-run once differed from XLA:CPU (c128 bitcast-convert, complex dots and FMA-contracted complex products,
 complex power/sine, f64 erf, FFT, non-tuple scan, pred dots, rounding max reducers, complex division with
 inf/NaN parts, scalar bitcasts, 1-tuple reduces, zero-element iotas, dynamic sizes, custom-calls, ...).
 
@@ -11,32 +9,18 @@ XLA:CPU client JAX uses. `ref`: an equivalent text XLA:CPU can run when it canno
 
 Each case is one case directory (tools/oracle/writer.py; tests/golden/README.md).
 
-    python3 tools/make_xla_regression_vectors.py [--only REGEX]
+    python -m tools.oracle regen xla_regressions [--opcode OPCODE]
 """
 from __future__ import annotations
 
-import argparse
-import os
-import re
-import sys
-from pathlib import Path
+import numpy as np
 
-os.environ.setdefault("JAX_PLATFORMS", "cpu")
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+from .. import runner  # noqa: F401  (sets up XLA:CPU before JAX is imported)
+from ..core import Decl
 
-import numpy as np  # noqa: E402
-
-try:
-    import jax  # noqa: E402
-except ImportError:  # pragma: no cover
-    sys.exit("make_xla_regression_vectors.py needs JAX (dev-only tool)")
+import jax  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from oracle.runner import run_hlo  # noqa: E402
-from oracle.writer import write_case  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
 FAMILY = "xla_regressions"  # tests/golden/xla_regressions/
 rng = np.random.default_rng(13)
 CASES = []
@@ -336,28 +320,6 @@ ENTRY e {{ p = f32[64,300] parameter(0)  q = s32[64,300] parameter(1)
   ROOT s = (f32[64,300], s32[64,300]) sort(p, q), dimensions={{1}}, is_stable=true, to_apply=cmp }}""", _SX, _SI)
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--only")
-    a = ap.parse_args()
-    n = 0
-    for cs in CASES:
-        if a.only and not re.search(a.only, cs["id"]):
-            continue
-        args = [np.asarray(x) for x in cs["args"]]
-        try:
-            _, outs = run_hlo(cs["ref"] or cs["text"], args)
-        except Exception as e:  # noqa: BLE001 - report: XLA refused the case
-            print(f"SKIP {cs['id']}: {type(e).__name__}: {str(e).splitlines()[0][:300]}")
-            continue
-        extra = {"item": cs["item"]}
-        if cs["ref"]:
-            extra["ref"] = cs["ref"]
-        write_case(FAMILY, cs["id"], {"before": cs["text"]}, args, outs, source="hand-written HLO",
-                   compare=cs["compare"], extra=extra)
-        n += 1
-        print("ok", cs["id"])
-    print(f"{n} cases written")
-
-if __name__ == "__main__":
-    main()
+def declare() -> list[Decl]:
+    return [Decl(FAMILY, c["id"], c["args"], hlo=c["text"], ref=c["ref"], compare=c["compare"], keep_after=False,
+                 extra={"item": c["item"]}) for c in CASES]

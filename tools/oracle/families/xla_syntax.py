@@ -1,6 +1,5 @@
-#!/usr/bin/env python3
-"""Regenerate tests/golden/xla_syntax/: XLA:CPU's results for the texts of XLA's test suite that our parser
-used to refuse or misread (issue 13, items 1-3 and 23), found by tools/xla_testsuite.py.
+"""xla_syntax: XLA:CPU's results for the texts of XLA's test suite that our parser used to refuse or
+misread, found by tools/xla_testsuite.py.
 
 Dev-only (needs jax/jaxlib); tests/test_xla_syntax.py only reads the committed files.  Each case is a
 minimal hand-written text of one form seen in XLA's tests (the source is named), parsed by XLA's parser,
@@ -8,27 +7,15 @@ converted to StableHLO, compiled and run by the XLA:CPU client JAX uses (tools/o
 
 Each case is one case directory (tools/oracle/writer.py; tests/golden/README.md).
 
-    python3 tools/make_xla_syntax_vectors.py
+    python -m tools.oracle regen xla_syntax
 """
 from __future__ import annotations
 
-import argparse
-import os
-import re
-import sys
-from pathlib import Path
+import ml_dtypes
+import numpy as np
 
-os.environ.setdefault("JAX_PLATFORMS", "cpu")
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+from ..core import Decl
 
-import ml_dtypes  # noqa: E402
-import numpy as np  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from oracle.runner import run_hlo  # noqa: E402
-from oracle.writer import write_case  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
 FAMILY = "xla_syntax"  # tests/golden/xla_syntax/
 
 R = np.random.default_rng(13)
@@ -72,18 +59,6 @@ CASES = [
 ]
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--only", help="regex on case ids")
-    a = ap.parse_args()
-    for cid, source, text, args in CASES:
-        if a.only and not re.search(a.only, cid):
-            continue
-        _, leaves = run_hlo(text, args)
-        write_case(FAMILY, cid, {"before": text}, args, leaves, source="hand-written HLO", compare="bits",
-                   extra={"xla_test_source": source})
-        print(cid, [np.asarray(x).tolist() for x in leaves][:1])
-    return 0
-
-if __name__ == "__main__":
-    sys.exit(main())
+def declare() -> list[Decl]:
+    return [Decl(FAMILY, cid, args, hlo=text, compare="bits", keep_after=False, extra={"xla_test_source": source})
+            for cid, source, text, args in CASES]
