@@ -90,18 +90,17 @@ def table_walk_problems(table=None) -> list[str]:
             problems.append(f"{name}: no row in README.md's opcode table (run python3 tools/opcode_table.py)")
     # the verifier's checks of an opcode are registered beside its shape rule (else they would run
     # only once some other opcode had loaded their module)
-    from hlo_interp.shapes.infer import CHECKS, SIGNATURE_CHECKS
+    from hlo_interp.shapes.infer import CHECKS
     for module in {spec.rule_module for spec in table.values()}:
         try:
             importlib.import_module(f"hlo_interp.shapes.{module}")
         except ModuleNotFoundError:
             pass  # (said above)
-    for kind, checks in (("check", CHECKS), ("signature check", SIGNATURE_CHECKS)):
-        for name, fn in sorted(checks.items()):
-            spec = table.get(name)
-            if spec is None or fn.__module__ != f"hlo_interp.shapes.{spec.rule_module}":
-                problems.append(f"{name}: its verifier {kind} {fn.__module__}.{fn.__name__} is not in the module "
-                                f"its entry names for its shape rule")
+    for (phase, name), fn in sorted(CHECKS.items()):
+        spec = table.get(name)
+        if spec is None or fn.__module__ != f"hlo_interp.shapes.{spec.rule_module}":
+            problems.append(f"{name}: its verifier check ({phase}) {fn.__module__}.{fn.__name__} is not in the "
+                            f"module its entry names for its shape rule")
     return problems
 
 

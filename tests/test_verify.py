@@ -745,3 +745,59 @@ ENTRY e {
                         "dot_bf16_bf16_f32_x3, dot_bf16_bf16_f32_x6, dot_bf16_bf16_f32_x9, dot_f16_f16_f16, "
                         "dot_f16_f16_f32, dot_f32_f32_f32, dot_f64_f64_f64, dot_tf32_tf32_f32, "
                         "dot_tf32_tf32_f32_x3, unset")]
+
+
+_COUNT_MODULE_HEAD = """HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+lt {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = pred[] compare(x, y), direction=LT
+}
+id {
+  ROOT x = f32[2] parameter(0)
+}
+ENTRY e {
+  a = f32[2] parameter(0)
+  """
+_COUNT_CASES = [
+    ('ROOT r = f32[] reduce(a, a, a), dimensions={0}, to_apply=add',
+     [('E103', 'reduce takes N inputs and N init values (an even, positive number), but has 3')]),
+    ('ROOT r = f32[2] reduce-window(a), window={size=1}, to_apply=add',
+     [('E103', 'reduce-window takes N inputs and N init values (an even, positive number), but has 1')]),
+    ('ROOT r = f32[2] scatter(a, a), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add',
+     [('E103', 'scatter takes N operands, indices and N updates (an odd number >= 3), but has 2')]),
+    ('ROOT r = f32[1] dynamic-slice(), dynamic_slice_sizes={1}',
+     [('E103', 'dynamic-slice needs an operand')]),
+    ('ROOT r = f32[2] dynamic-update-slice(a)',
+     [('E103', 'dynamic-update-slice needs an operand and an update, but has 1 operand(s)')]),
+    ('p = pred[] parameter(1)\n  ROOT r = f32[2] conditional(p, a), true_computation=id, false_computation=id',
+     [('E103', 'conditional with 2 branch(es) expects 3 operands, but has 2')]),
+    ('p = pred[] parameter(1)\n  ROOT r = f32[2] conditional(p, a, a), true_computation=id',
+     [('E105', 'conditional needs both true_computation and false_computation')]),
+    ('p = s32[] parameter(1)\n  ROOT r = f32[2] conditional(p, a), true_computation=id, branch_computations={id, id}',
+     [('E103', 'conditional with 2 branch(es) expects 3 operands, but has 2'), ('E104', 'conditional takes either true_computation/false_computation or branch_computations, not both')]),
+    ('p = s32[] parameter(1)\n  ROOT r = f32[2] conditional(p, a)',
+     [('E105', 'conditional needs branch_computations (or true_computation and false_computation)')]),
+    ('ROOT r = f32[2] sort(), dimensions={0}, to_apply=lt',
+     [('E103', 'sort needs at least one operand')]),
+    ('ROOT r = f32[2] concatenate(), dimensions={0}',
+     [('E103', 'concatenate needs at least one operand')]),
+    ('ROOT r = f32[2] map(), to_apply=add',
+     [('E103', 'map needs at least one operand')]),
+    ('ROOT r = f32[2] collective-permute(a, a), source_target_pairs={{0,1}}, slice_sizes={{1}}',
+     [('E103', 'collective-permute with slice_sizes expects 4 operands, but has 2')]),
+]
+
+
+@pytest.mark.parametrize("body,want", _COUNT_CASES)
+def test_operand_counts_and_conditional_attributes(body, want):
+    """E103 for a variadic opcode's operand count and E104/E105 for conditional's computations (checked
+    beside the shape rules), with their messages."""
+    got = [(f.code, f.message) for f in check(hlo_interp.parse(_COUNT_MODULE_HEAD + body + "\n}\n"))
+           if f.code in ("E103", "E104", "E105")]
+    assert got == want

@@ -7,7 +7,7 @@ from typing import Callable
 from .. import ir
 from .control import check_args
 from .infer import (U32_SCALAR, Ctx, Shape, ShapeError, compatible, human, kept, program_shape, register,
-                   register_signature_check, rule_for, tuple_of)
+                   register_check, rule_for, tuple_of)
 
 
 def _async_start_shape(c: Ctx, wrapped: Shape) -> Shape:
@@ -104,5 +104,5 @@ def _signature_async_done(chk, comp, ins, callee, ops, et, shape) -> None:
         chk.match_result(comp, ins, "calls", callee["calls"], shape)
 
 
-register_signature_check("async-start", _signature_async_start)
-register_signature_check("async-done", _signature_async_done)
+register_check("async-start", _signature_async_start, phase="calls")
+register_check("async-done", _signature_async_done, phase="calls")

@@ -5,7 +5,7 @@ from typing import Optional
 
 from .. import ir
 from .infer import (U32_SCALAR, Ctx, Shape, ShapeError, array, compatible, dynamic_of, human, kept, register,
-                   register_signature_check, same_dims, tuple_of)
+                   register_check, same_dims, tuple_of)
 
 
 def _group_mode(c: Ctx, *, has_global_ids: bool = True) -> str:
@@ -265,4 +265,13 @@ def _signature_reducer(chk, comp, ins, callee, ops, et, shape) -> None:
         chk.check_reducer(comp, ins, "to_apply", callee["to_apply"], 1)
 
 
-register_signature_check("all-reduce all-reduce-start reduce-scatter", _signature_reducer)
+register_check("all-reduce all-reduce-start reduce-scatter", _signature_reducer, phase="calls")
+
+
+def _count_collective_permute(chk, comp, ins) -> None:
+    n = len(ins.operands)
+    if "slice_sizes" in ins.attrs and n != 4:
+        chk.add("E103", f"collective-permute with slice_sizes expects 4 operands, but has {n}", ins.loc, comp, ins)
+
+
+register_check("collective-permute", _count_collective_permute, phase="operands")

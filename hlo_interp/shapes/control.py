@@ -7,7 +7,7 @@ from typing import Optional
 from .. import ir
 from .infer import (PRED, S32, TOKEN_SHAPE, Ctx, Shape, ShapeError, array, compatible, computation_named,
                    human, is_scalar, is_token, kept, program_shape, register, register_check,
-                   register_signature_check, shape_str, signature, subshape)
+                   shape_str, signature, subshape)
 
 
 def _declared_only(c: Ctx) -> Optional[Shape]:
@@ -244,6 +244,37 @@ register_check("fusion", _check_output_to_operand_aliasing)
 register_check("after-all", _check_after_all)
 register_check("call", _check_call)
 register_check("conditional", _check_conditional)
-register_signature_check("while", _signature_while)
-register_signature_check("conditional", _signature_conditional)
-register_signature_check("call fusion", _signature_call)
+register_check("while", _signature_while, phase="calls")
+register_check("conditional", _signature_conditional, phase="calls")
+register_check("call fusion", _signature_call, phase="calls")
+
+
+def _attributes_conditional(chk, comp, ins) -> None:
+    has_tf = "true_computation" in ins.attrs or "false_computation" in ins.attrs
+    if has_tf and "branch_computations" in ins.attrs:
+        chk.add("E104", "conditional takes either true_computation/false_computation or "
+                        "branch_computations, not both", chk.attr_loc(ins, "branch_computations"),
+                comp, ins)
+    elif has_tf and not ("true_computation" in ins.attrs and "false_computation" in ins.attrs):
+        chk.add("E105", "conditional needs both true_computation and false_computation",
+                ins.loc, comp, ins)
+    elif not has_tf and "branch_computations" not in ins.attrs:
+        chk.add("E105", "conditional needs branch_computations (or true_computation and "
+                        "false_computation)", ins.loc, comp, ins)
+
+
+def _count_conditional(chk, comp, ins) -> None:
+    n = len(ins.operands)
+    if "branch_computations" in ins.attrs:
+        want = 1 + len(ins.attrs["branch_computations"])
+    elif "true_computation" in ins.attrs:
+        want = 3
+    else:
+        want = None
+    if want is not None and n != want:
+        chk.add("E103", f"conditional with {want - 1} branch(es) expects {want} operands, but has {n}",
+                ins.loc, comp, ins)
+
+
+register_check("conditional", _attributes_conditional, phase="attributes")
+register_check("conditional", _count_conditional, phase="operands")

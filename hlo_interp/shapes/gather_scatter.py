@@ -4,8 +4,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from .reduce import verify_reducer
-from .infer import (Ctx, Shape, ShapeError, array, dynamic_of, human, kept, register,
-                   register_signature_check, same_dims, tuple_of)
+from .infer import (Ctx, Shape, ShapeError, array, dynamic_of, human, kept, register, register_check,
+                   same_dims, tuple_of)
 
 
 def _sorted_unique(xs: Sequence[int]) -> bool:
@@ -202,4 +202,14 @@ def _signature_scatter(chk, comp, ins, callee, ops, et, shape) -> None:
         chk.check_reducer(comp, ins, "to_apply", callee["to_apply"], n, et[:n])
 
 
-register_signature_check("scatter", _signature_scatter)
+register_check("scatter", _signature_scatter, phase="calls")
+
+
+def _count_scatter(chk, comp, ins) -> None:
+    n = len(ins.operands)
+    if n < 3 or n % 2 == 0:
+        chk.add("E103", f"scatter takes N operands, indices and N updates (an odd number >= 3), but has {n}",
+                ins.loc, comp, ins)
+
+
+register_check("scatter", _count_scatter, phase="operands")

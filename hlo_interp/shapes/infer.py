@@ -392,38 +392,29 @@ def rule_for(opcode: str) -> Optional[Callable[[Ctx], Optional[Shape]]]:
 
 
 # Verifier checks beside the rules: a family module may register, for an opcode, the checks XLA's
-# ShapeVerifier makes beyond its shape rule (register_check: called by verify.py's checker as
-# check(chk, comp, ins, operand_shapes, shape), reporting through chk.add) and the checks of the
-# computations it calls (register_signature_check: check(chk, comp, ins, callees, operand_shapes,
-# operand_element_types, shape)).
-CHECKS: dict[str, Callable] = {}
-SIGNATURE_CHECKS: dict[str, Callable] = {}
+# verifier makes beyond its shape rule (as XLA's ShapeVerifier has a handler per opcode).  verify.py's
+# checker (`chk`, which reports through chk.add) runs them at four points, each with its arguments:
+#   "attributes"  check(chk, comp, ins)                 after the schema's required attributes
+#   "operands"    check(chk, comp, ins)                 a variadic opcode's operand count (E103)
+#   "rules"       check(chk, comp, ins, operand_shapes, shape)          after the shape rule
+#   "calls"       check(chk, comp, ins, callees, operand_shapes, operand_element_types, shape)
+#                 the computations it calls (callees: attribute -> computation)
+PHASES = ("attributes", "operands", "rules", "calls")
+CHECKS: dict[tuple[str, str], Callable] = {}
 
 
-def register_check(names: str, check: Callable) -> None:
+def register_check(names: str, check: Callable, phase: str = "rules") -> None:
+    assert phase in PHASES, phase
     for n in names.split():
-        CHECKS[n] = check
+        CHECKS[(phase, n)] = check
 
 
-def register_signature_check(names: str, check: Callable) -> None:
-    for n in names.split():
-        SIGNATURE_CHECKS[n] = check
-
-
-def check_for(opcode: str) -> Optional[Callable]:
-    """The verifier's check of `opcode` beside its shape rule, or None."""
+def check_for(opcode: str, phase: str = "rules") -> Optional[Callable]:
+    """The verifier's check of `opcode` at `phase` (see PHASES), beside its shape rule, or None."""
     spec = OPCODES.get(opcode)
     if spec is None or _load_family(spec) is None:
         return None
-    return CHECKS.get(opcode)
-
-
-def signature_check_for(opcode: str) -> Optional[Callable]:
-    """The verifier's check of the computations `opcode` calls, or None."""
-    spec = OPCODES.get(opcode)
-    if spec is None or _load_family(spec) is None:
-        return None
-    return SIGNATURE_CHECKS.get(opcode)
+    return CHECKS.get((phase, opcode))
 
 
 def infer_shape(ins: ir.Instruction, operand_shapes: Sequence[Shape], module: Optional[ir.Module]) -> Optional[Shape]:

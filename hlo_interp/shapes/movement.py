@@ -346,3 +346,25 @@ def _check_iota(chk, comp, ins, operand_shapes, shape) -> None:
 
 
 register_check("iota", _check_iota)
+
+
+def _count_dynamic_slice(chk, comp, ins) -> None:
+    if len(ins.operands) < 1:
+        chk.add("E103", "dynamic-slice needs an operand", ins.loc, comp, ins)
+
+
+def _count_dynamic_update_slice(chk, comp, ins) -> None:
+    n = len(ins.operands)
+    if n < 2:
+        chk.add("E103", f"dynamic-update-slice needs an operand and an update, but has {n} operand(s)",
+                ins.loc, comp, ins)
+
+
+def _count_concatenate(chk, comp, ins) -> None:
+    if not ins.operands:
+        chk.add("E103", "concatenate needs at least one operand", ins.loc, comp, ins)
+
+
+register_check("dynamic-slice", _count_dynamic_slice, phase="operands")
+register_check("dynamic-update-slice", _count_dynamic_update_slice, phase="operands")
+register_check("concatenate", _count_concatenate, phase="operands")

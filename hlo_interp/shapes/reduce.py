@@ -6,7 +6,7 @@ from typing import Sequence
 from .. import ir
 from ..types import PrimitiveType
 from .infer import (PRED, Ctx, Shape, ShapeError, array, compatible, compatible_fp, dynamic_of, human,
-                   is_array, is_scalar, kept, program_shape, register, register_signature_check, same_dims,
+                   is_array, is_scalar, kept, program_shape, register, register_check, same_dims,
                    same_type_ignoring_fp, shape_str, tuple_of)
 
 
@@ -263,6 +263,22 @@ def _signature_map(chk, comp, ins, callee, ops, et, shape) -> None:
                                                      f"must be a scalar, is {shape_str(p)}")
 
 
-register_signature_check("reduce reduce-window", _signature_reduce)
-register_signature_check("select-and-scatter", _signature_select_and_scatter)
-register_signature_check("map", _signature_map)
+register_check("reduce reduce-window", _signature_reduce, phase="calls")
+register_check("select-and-scatter", _signature_select_and_scatter, phase="calls")
+register_check("map", _signature_map, phase="calls")
+
+
+def _count_reduce(chk, comp, ins) -> None:
+    n = len(ins.operands)
+    if n == 0 or n % 2:
+        chk.add("E103", f"{ins.opcode} takes N inputs and N init values (an even, positive number), but has {n}",
+                ins.loc, comp, ins)
+
+
+def _count_map(chk, comp, ins) -> None:
+    if not ins.operands:
+        chk.add("E103", "map needs at least one operand", ins.loc, comp, ins)
+
+
+register_check("reduce reduce-window", _count_reduce, phase="operands")
+register_check("map", _count_map, phase="operands")

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .infer import (PRED, S32, Ctx, Shape, ShapeError, array, compatible, compatible_fp, dynamic_of, human,
-                   kept, program_shape, register, register_signature_check, same_dims, tuple_of, type_name)
+                   kept, program_shape, register, register_check, same_dims, tuple_of, type_name)
 
 
 def _sort(c: Ctx) -> Shape:
@@ -64,5 +64,13 @@ def _signature_topk(chk, comp, ins, callee, ops, et, shape) -> None:
         chk.check_predicate(comp, ins, "to_apply", callee["to_apply"], 2, [et[0], et[0]] if et else None)
 
 
-register_signature_check("sort", _signature_sort)
-register_signature_check("topk", _signature_topk)
+register_check("sort", _signature_sort, phase="calls")
+register_check("topk", _signature_topk, phase="calls")
+
+
+def _count_sort(chk, comp, ins) -> None:
+    if not ins.operands:
+        chk.add("E103", "sort needs at least one operand", ins.loc, comp, ins)
+
+
+register_check("sort", _count_sort, phase="operands")

@@ -16,7 +16,7 @@ This module holds the finding codes, the driver and the module-level rules (name
 ROOT, layouts, collectives, called computations, async pairs, channels, the header).  Shape agreement
 (declared vs inferred) uses the shape rules (infer.py and the family modules beside it); an opcode's
 own checks beyond its shape rule (ShapeVerifier's per-opcode handlers) and the checks of the
-computations it calls live beside its shape rule too (register_check, register_signature_check).
+computations it calls live beside its shape rule too (infer.register_check).
 """
 from __future__ import annotations
 
@@ -26,8 +26,7 @@ from typing import Iterable, Optional
 from .. import ir
 from ..diagnostics import caret_excerpt, location_text
 from ..opcodes import COMMON_ATTRS, OPCODES, opcodes_where, schema_for, split_async
-from .infer import (ShapeError, check_for, infer_shape, shape_str, shapes_compatible, signature_check_for,
-                    subshape, value_text)
+from .infer import ShapeError, check_for, infer_shape, shape_str, shapes_compatible, subshape, value_text
 
 # --------------------------------------------------------------------------------------------------
 # Codes
@@ -701,46 +700,15 @@ class _Checker:
                 continue
             self.add("E105", f"attribute {s.name} is expected but not seen ({ins.opcode})",
                      ins.loc, comp, ins)
-        if ins.opcode == "conditional":
-            has_tf = "true_computation" in ins.attrs or "false_computation" in ins.attrs
-            if has_tf and "branch_computations" in ins.attrs:
-                self.add("E104", "conditional takes either true_computation/false_computation or "
-                                 "branch_computations, not both", self.attr_loc(ins, "branch_computations"),
-                         comp, ins)
-            elif has_tf and not ("true_computation" in ins.attrs and "false_computation" in ins.attrs):
-                self.add("E105", "conditional needs both true_computation and false_computation",
-                         ins.loc, comp, ins)
-            elif not has_tf and "branch_computations" not in ins.attrs:
-                self.add("E105", "conditional needs branch_computations (or true_computation and "
-                                 "false_computation)", ins.loc, comp, ins)
+        check = check_for(ins.opcode, "attributes")
+        if check is not None:
+            check(self, comp, ins)
 
     def check_variadic_count(self, comp, ins) -> None:
-        n = len(ins.operands)
-        op = ins.opcode
-        bad = None
-        if op in ("reduce", "reduce-window") and (n == 0 or n % 2):
-            bad = f"{op} takes N inputs and N init values (an even, positive number), but has {n}"
-        elif op == "scatter" and (n < 3 or n % 2 == 0):
-            bad = f"scatter takes N operands, indices and N updates (an odd number >= 3), but has {n}"
-        elif op == "dynamic-slice" and n < 1:
-            bad = "dynamic-slice needs an operand"
-        elif op == "dynamic-update-slice" and n < 2:
-            bad = f"dynamic-update-slice needs an operand and an update, but has {n} operand(s)"
-        elif op == "conditional":
-            if "branch_computations" in ins.attrs:
-                want = 1 + len(ins.attrs["branch_computations"])
-            elif "true_computation" in ins.attrs:
-                want = 3
-            else:
-                want = None
-            if want is not None and n != want:
-                bad = f"conditional with {want - 1} branch(es) expects {want} operands, but has {n}"
-        elif op in ("sort", "concatenate", "map") and n == 0:
-            bad = f"{op} needs at least one operand"
-        elif op == "collective-permute" and "slice_sizes" in ins.attrs and n != 4:
-            bad = f"collective-permute with slice_sizes expects 4 operands, but has {n}"
-        if bad:
-            self.add("E103", bad, ins.loc, comp, ins)
+        """A variadic opcode's operand count (E103): its check beside its shape rule."""
+        check = check_for(ins.opcode, "operands")
+        if check is not None:
+            check(self, comp, ins)
 
     # ---- layouts
     def check_layouts(self, shape, comp, ins, where: str = "", loc=None) -> None:
@@ -1072,7 +1040,7 @@ class _Checker:
     def check_signature(self, comp, ins, calls, ops) -> None:
         """The computations an instruction calls fit it: the opcode's signature check, beside its shape
         rule (it reports through sig_error and the helpers above)."""
-        check = signature_check_for(ins.opcode)
+        check = check_for(ins.opcode, "calls")
         if check is None:
             return
         shape = self.shapes.get((comp.name, ins.name))
