@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Union
 
 from . import ir
 from .diagnostics import HloError
+from .version import __version__
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 __all__ = ["parse", "parse_all", "parse_file", "to_text", "format_text", "check", "run", "run_spmd",
            "register_custom_call", "trace", "module_info", "diff_modules", "HloError", "ir", "__version__"]
-__version__ = "0.1.0"
 
 
 def parse(text: str, filename: str = "<string>") -> ir.Module:

@@ -11,7 +11,7 @@ from typing import Optional
 
 import click
 
-from . import __version__
+from .version import __version__
 from .diagnostics import HloError
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2

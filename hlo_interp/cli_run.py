@@ -17,7 +17,7 @@ from typing import Optional
 
 import click
 
-from . import __version__
+from .version import __version__
 from .diagnostics import HloError
 from .cli import PipeSafe, exit_broken_pipe, make_console, module_options, report_error
 from .files import InputError, load_arrays, save_results, write_atomic
