@@ -78,31 +78,6 @@ def golden_cases(family="movement_hlo"):
     return [(c.short, c.text(), c.inputs, c.expected) for c in cases(family)]
 
 
-def _canon_nan(a):
-    """NaNs with their sign and payload dropped (XLA:CPU's NaN sign after max/min is an artifact of its
-    code generation: compare NaN positions only)."""
-    if a.dtype.kind != "f" and not (a.dtype.kind == "V" and a.dtype.itemsize <= 2 and "float" in str(a.dtype)):
-        return a
-    f = a.astype(np.float32)
-    if not np.isnan(f).any():
-        return a
-    return np.where(np.isnan(f), np.float32(np.nan), f).astype(a.dtype)
-
-
-def assert_same(got, want, rtol=0.0, atol=0.0, nan_sign=True):
-    got = np.asarray(got)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    assert got.dtype == want.dtype, (got.dtype, want.dtype)
-    if not nan_sign:
-        got, want = _canon_nan(got), _canon_nan(want)
-    if rtol == 0 and atol == 0:
-        assert got.tobytes() == want.tobytes(), f"\n got {got!r}\nwant {want!r}"
-    else:
-        np.testing.assert_allclose(got.astype(np.complex128 if got.dtype.kind == "c" else np.float64),
-                                   want.astype(np.complex128 if want.dtype.kind == "c" else np.float64),
-                                   rtol=rtol, atol=atol, equal_nan=True)
-
-
 # --------------------------------------------------------------------------------------------------
 # Spec worked examples (op-checklist.md §2)
 
