@@ -1,7 +1,7 @@
 # Developer shortcuts.  The README's commands are the reference; these wrap them.
 PY ?= python3
 
-.PHONY: install dev test corpus golden xla-check xla-verify bench bench-run bench-check bench-table lint clean
+.PHONY: install dev test corpus golden cases xla-check xla-verify bench bench-run bench-check bench-table lint clean
 
 install:            ## install the package (what a user does)
 	pip install .
@@ -15,8 +15,11 @@ test:               ## the test suite (same command as the README and .ci/run)
 corpus:             ## regenerate tests/corpus/jax with JAX (dev only: pip install jax)
 	$(PY) tools/make_corpus.py
 
-golden:             ## regenerate tests/golden with JAX/XLA:CPU (dev only)
+golden:             ## regenerate make_golden's families of tests/golden with JAX/XLA:CPU (dev only)
 	$(PY) tools/make_golden.py
+
+cases:              ## regenerate one family of tests/golden: make cases FAMILY=window [OPCODE=pad] (dev only)
+	$(PY) -m tools.oracle regen $(FAMILY) $(if $(OPCODE),--opcode $(OPCODE))
 
 xla-verify:         ## agreement of `hlo check` with XLA's verifier (needs jax)
 	$(PY) tools/xla_verify_compare.py

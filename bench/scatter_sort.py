@@ -38,7 +38,7 @@ ENTRY e {{ x = f32[{m}] parameter(0)  i = s32[{n},1] parameter(1)  u = f32[{n}] 
   ROOT s = f32[{m}] scatter(x, i, u), update_window_dims={{}}, inserted_window_dims={{0}},
     scatter_dims_to_operand_dims={{0}}, index_vector_dim=1, to_apply=add }}"""
 
-# XLA:CPU's optimized comparator of jnp.sort / jnp.argsort on f32 (tests/data/sort: sort_float32-after)
+# XLA:CPU's optimized comparator of jnp.sort / jnp.argsort on f32 (tests/golden/sort/sort_float32, the optimized text)
 CMP = """cmp {{
   p0 = f32[] parameter(0)  p1 = f32[] parameter(1) {extra_params}
   qnan = f32[] constant(nan)  zero = f32[] constant(0)  izero = s32[] constant(0)  imax = s32[] constant(2147483647)
