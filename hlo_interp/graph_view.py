@@ -38,6 +38,7 @@ ENGINES = ("auto", "dot", "browser")
 EXPANDABLE = {"fusion", "while", "conditional", "call", "async-start", "custom-call"}
 FAR_MIN_NODES = 500  # in computations this big, edges longer than REF_SPAN layers are "far"
 REF_SPAN = 6
+FAR_DUMMIES = 6000  # ... and in smaller ones whose edges cross more layers than this in all
 
 # Label geometry: monospace text, so the sizes given to the layout engine are the drawn ones.
 CHAR_W = {"op": 7.4, "name": 6.8, "shape": 6.8, "detail": 6.8, "warn": 6.8, "far": 6.8}
@@ -159,8 +160,7 @@ def comp_model(g: Graph, comps: dict, sources: SourceLocations, status: Optional
         new = {k: i for i, k in enumerate(keep)}
         nodes = [nodes[k] for k in keep]
         edges = [[new[e[0]], new[e[1]]] + e[2:] for e in edges if e is not None]
-    if len(nodes) >= FAR_MIN_NODES:
-        _far(nodes, edges)
+    _far(nodes, edges)
     return {"n": nodes, "e": edges, "size": len(g.computation.instructions), "L": None}
 
 
@@ -169,7 +169,10 @@ def _far(nodes: list, edges: list, span: int = REF_SPAN) -> None:
     layer of a model, an activation saved for the backward pass) is marked far (a 6th field, 1): the
     layout engines leave it out (long edges cost them time quadratic in their length and draw bundles
     of lines across the whole picture), its ends say "+k far operands/users", and the page draws it
-    only while one of its ends is selected."""
+    only while one of its ends is selected.  This is done in computations of FAR_MIN_NODES nodes or
+    more, and in smaller ones where the edges cross more than FAR_DUMMIES layers in all (the layout
+    engines' cost grows with that sum: a 400-node training step whose every weight is read far down
+    takes dot over 90 s and dagre a minute with its 80,000 crossings, 1.4 s without its far edges)."""
     n = len(nodes)
     preds: list = [[] for _ in range(n)]
     for e in edges:
@@ -189,6 +192,18 @@ def _far(nodes: list, edges: list, span: int = REF_SPAN) -> None:
             stack.pop()
             if layer[v] < 0:
                 layer[v] = 1 + max((layer[u] for u in preds[v] if u != v and layer[u] >= 0), default=-1)
+    # Then every node but a parameter moves down next to its highest user (users first), as the
+    # layouts place them: a constant or its copy sits over its user, not on the top layer.
+    succs: list = [[] for _ in range(n)]
+    for v in range(n):
+        for u in preds[v]:
+            if u != v:
+                succs[u].append(v)
+    for v in sorted(range(n), key=lambda k: -layer[k]):
+        if succs[v] and not (nodes[v]["o"] == "parameter" and not nodes[v].get("dup")):
+            layer[v] = min(layer[w] for w in succs[v]) - 1
+    if n < FAR_MIN_NODES and sum(max(0, layer[e[1]] - layer[e[0]] - 1) for e in edges if not e[3]) <= FAR_DUMMIES:
+        return
     far_in = [0] * n
     far_out = [0] * n
     for e in edges:

@@ -376,6 +376,33 @@ def test_far_edges_left_out_of_big_layouts():
         assert sum(1 for p in L["p"] if not p) == 1  # the far edge was not given to dot
 
 
+def test_far_edges_where_the_layers_crossed_are_many():
+    """Below FAR_MIN_NODES, a computation whose edges cross more than FAR_DUMMIES layers in all
+    (the layout engines' cost) has its long edges left out too; a constant's copies sit over their
+    users, so their edges are never far."""
+    n = 160
+    lines = ["HloModule skips", "ENTRY e {", "  x = f32[8] parameter(0)", "  c = f32[8] constant({1, 2, 3, 4, 5, 6, 7, 8})",
+             "  a0 = f32[8] negate(x)"]
+    for k in range(1, n):
+        op = "add" if k >= 60 else "negate"
+        extra = ", c" if k in (100, 150) else ", x" if k >= 60 else ""
+        lines.append(f"  a{k} = f32[8] {op}(a{k - 1}{extra})")
+    lines += [f"  ROOT r = f32[8] negate(a{n - 1})", "}"]
+    m = hlo_interp.parse("\n".join(lines))
+    cm = graph_view.view_model(m, graph.build(m, max_nodes=None), engine="browser")["comps"]["e"]
+    assert len(cm["n"]) < graph_view.FAR_MIN_NODES
+    names = [nd["nm"] for nd in cm["n"]]
+    far = sorted(names[e[1]] for e in cm["e"] if len(e) > 5)
+    assert all(names[e[0]] == "x" for e in cm["e"] if len(e) > 5)
+    assert far == sorted(f"a{k}" for k in range(60, n) if k not in (100, 150) and k - 0 > graph_view.REF_SPAN)
+    copies = [k for k, nd in enumerate(cm["n"]) if nd["nm"] == "c"]
+    assert len(copies) == 2 and all(cm["n"][k].get("dup") for k in copies)
+    assert [len(e) for e in cm["e"] if e[0] in copies] == [5, 5]
+    fewer = _long_skip_module(60)  # one long edge: 60 layers crossed, drawn
+    cm = graph_view.view_model(fewer, graph.build(fewer), engine="browser")["comps"]["e"]
+    assert all(len(e) == 5 for e in cm["e"])
+
+
 def test_html_is_self_contained():
     m = _module("grad_transformer_block.after.hlo")
     page = graph.to_html(m, engine="browser")
@@ -474,6 +501,10 @@ var vs=window.hloViewers||[window.hloViewer];
 vs.forEach(function(v){var s=v.svg.getBoundingClientRect(),g=v.vp.getBoundingClientRect();
  out.panes.push({view:[s.left,s.top,s.right,s.bottom],graph:[g.left,g.top,g.right,g.bottom],S:v.S,
   open:+v.svg.getAttribute('data-open'),low:v.svg.classList.contains('low')});});
+vs.forEach(function(v){var C=v.root.C,L=v.root.L,ys=L.y,par=[],root=-1;
+ C.n.forEach(function(n,i){if(n.o==='parameter'&&!n.dup)par.push(ys[i]);if(n.r)root=ys[i];});
+ out.panes[vs.indexOf(v)].layers={engine:L.engine,params_top:par.every(function(y){return y===Math.min.apply(null,ys);}),
+  root_bottom:root===Math.max.apply(null,ys),params:par.length};});
 out.scroll=[document.documentElement.scrollWidth,document.documentElement.scrollHeight,innerWidth,innerHeight];
 out.ready=document.body.getAttribute('data-ready');
 out.ms=+document.body.getAttribute('data-load-ms');
@@ -539,6 +570,9 @@ def test_browser_transformer_whole_graph_at_load(tmp_path, engine, size):
     _check_fitted(r)
     assert r["panes"][0]["low"] and r["panes"][0]["S"] < 0.4  # an overview: opcode-coloured blocks
     assert r["labels"] >= 241  # every node's label measured at 1:1
+    lay = r["panes"][0]["layers"]  # dot's rank=source / rank=sink, and dagre given the same layering
+    assert lay["engine"] == ("dot" if engine == "dot" else "dagre") and lay["params"] == sum(i.opcode == "parameter" for i in m.entry.instructions)
+    assert lay["params_top"] and lay["root_bottom"]
     px = _screenshot(page, tmp_path, size)
     assert _colour_px(px, "#3fa34d") > 50  # parameter blocks (low zoom colours)
     assert _colour_px(px, "#e07b22") + _colour_px(px, "#8a55c7") > 50  # reduce / dot blocks

@@ -35,10 +35,44 @@ function r1(v) { return Math.round(v * 10) / 10; }
 
 var RELAYOUT_MAX = 400;  // opening a node re-runs dagre on computations up to this size; bigger ones stretch
 
+// dagre's layering, given as its `ranker`: parameters on the top layer and the ROOT on the bottom one
+// (dot's rank=source and rank=sink), every other node on the lowest layer its users allow (a longest
+// path from the top, then each node moved down next to its highest user, users first).  Linear
+// time, where dagre's network simplex takes seconds on a thousand nodes.
+function topBottomRanker(C) {
+  var params = {}, root = null;
+  C.n.forEach(function (n, i) { if (n.o === 'parameter' && !n.dup) params[i] = 1; if (n.r) root = String(i); });
+  return function (g) {
+    var vs = g.nodes(), indeg = {}, order = [], rank = {}, k, top = 0;
+    vs.forEach(function (v) { indeg[v] = g.inEdges(v).length; });
+    var todo = vs.filter(function (v) { return !indeg[v]; });
+    while (todo.length) {
+      var v = todo.pop();
+      order.push(v);
+      g.outEdges(v).forEach(function (e) { if (!--indeg[e.w]) todo.push(e.w); });
+    }
+    order.forEach(function (v) {
+      var r = 0;
+      g.inEdges(v).forEach(function (e) { r = Math.max(r, rank[e.v] + g.edge(e).minlen); });
+      rank[v] = r;
+      top = Math.max(top, r);
+    });
+    for (k = order.length - 1; k >= 0; k--) {
+      var w = order[k], out = g.outEdges(w);
+      if (w === root) rank[w] = top;
+      if (params[w] || !out.length) continue;
+      var lo = Infinity;
+      out.forEach(function (e) { lo = Math.min(lo, rank[e.w] - g.edge(e).minlen); });
+      rank[w] = lo;
+    }
+    order.forEach(function (v) { g.node(v).rank = rank[v]; });
+  };
+}
+
 function dagreLayout(C, sizes) {
   var t0 = performance.now();
   var g = new dagre.graphlib.Graph({multigraph: true});
-  g.setGraph({rankdir: 'TB', nodesep: 22, ranksep: 44, edgesep: 8, marginx: 8, marginy: 8});
+  g.setGraph({rankdir: 'TB', nodesep: 22, ranksep: 44, edgesep: 8, marginx: 8, marginy: 8, ranker: topBottomRanker(C)});
   g.setDefaultEdgeLabel(function () { return {}; });
   C.n.forEach(function (n, i) {
     var s = sizes[i] || [n.w, n.h];
@@ -155,29 +189,47 @@ Inst.prototype.relayout = function () {
   }
   function sx(x) { var d = 0; for (var k = 0; k < opens.length; k++) if (opens[k].x < x - 0.01) d += opens[k].dw; return d; }
   function sy(y) { var d = 0; for (var k = 0; k < opens.length; k++) if (opens[k].y < y - 0.01) d += opens[k].dh; return d; }
-  var box = [];
+  var box = [], paths = [];
   C.n.forEach(function (n, i) {
-    var x = L.x[i] + sx(L.x[i]), y = L.y[i] + sy(L.y[i]), f = self.open[i], g = self.nodeEls[i];
+    var x = L.x[i] + sx(L.x[i]), y = L.y[i] + sy(L.y[i]), f = self.open[i];
     if (f) {
-      var z = (L.sz && L.sz[i]) || [n.w, n.h], l = x - z[0] / 2, t = y - z[1] / 2;
-      f.g.setAttribute('transform', 'translate(' + r1(l) + ',' + r1(t) + ')');
-      box.push([l, t, f.W, f.H]);
+      var z = (L.sz && L.sz[i]) || [n.w, n.h];
+      box.push([x - z[0] / 2, y - z[1] / 2, f.W, f.H]);
+    } else box.push([x - n.w / 2, y - n.h / 2, n.w, n.h]);
+  });
+  C.e.forEach(function (e, k) {
+    var p = e[5] ? [] : L.p[k] || [], pts = [];
+    for (var q = 0; q + 1 < p.length; q += 2) pts.push([p[q] + sx(p[q]), p[q + 1] + sy(p[q + 1])]);
+    paths.push(pts);
+  });
+  this.W = L.W + extraW;
+  this.H = L.H + extraH;
+  var cut = this.depth === 0 && this.view.aspect ? this.arrange(box, paths, this.view.aspect) : {};
+  this.box = box;
+  C.n.forEach(function (n, i) {
+    var b = box[i], f = self.open[i], g = self.nodeEls[i];
+    if (f) {
+      f.g.setAttribute('transform', 'translate(' + r1(b[0]) + ',' + r1(b[1]) + ')');
       g.style.display = 'none';
     } else {
-      g.setAttribute('transform', 'translate(' + r1(x) + ',' + r1(y) + ')');
+      g.setAttribute('transform', 'translate(' + r1(b[0] + b[2] / 2) + ',' + r1(b[1] + b[3] / 2) + ')');
       g.style.display = '';
-      box.push([x - n.w / 2, y - n.h / 2, n.w, n.h]);
     }
   });
-  this.box = box;
   C.e.forEach(function (e, k) {
-    if (e[5]) return;
-    var p = L.p[k] || [], pts = [], q;
-    for (q = 0; q + 1 < p.length; q += 2) pts.push([p[q] + sx(p[q]), p[q + 1] + sy(p[q + 1])]);
+    var els = self.edgeEls[k];
+    if (!els) return;
+    var pts = paths[k], q;
     var a = box[e[0]], b = box[e[1]], n = self.nin[e[1]] || 1;
     var ex = b[0] + b[2] / 2;
     if (!e[3] && n > 1) { var span = Math.min(b[2] - 16, 24 * (n - 1)); ex = ex - span / 2 + span * e[2] / (n - 1); }
     var start = [a[0] + a[2] / 2, a[1] + a[3]], end = [ex, b[1]];
+    els[0].parentNode.classList.toggle('cont', !!cut[k]);
+    if (cut[k]) {  // its ends are in different columns: a stub under the operand, one over the user
+      els[0].setAttribute('d', 'M' + r1(start[0]) + ',' + r1(start[1]) + 'v18M' + r1(end[0]) + ',' + r1(end[1] - 18) + 'V' + r1(end[1]));
+      if (els[1]) els[1].setAttribute('display', 'none');
+      return;
+    }
     if (pts.length < 2) pts = [start, end]; else { pts[0] = start; pts[pts.length - 1] = end; }
     var d = 'M' + r1(pts[0][0]) + ',' + r1(pts[0][1]);
     if (L.b && (pts.length - 1) % 3 === 0 && pts.length >= 4) {
@@ -189,17 +241,101 @@ Inst.prototype.relayout = function () {
         d += 'C' + r1(u[0]) + ',' + r1(u[1] + m) + ' ' + r1(v[0]) + ',' + r1(v[1] - m) + ' ' + r1(v[0]) + ',' + r1(v[1]);
       }
     }
-    var els = self.edgeEls[k];
-    if (!els) return;
     els[0].setAttribute('d', d);
     if (els[1]) {
+      els[1].removeAttribute('display');
       var last = pts[pts.length - 1], prev = pts.length > 2 ? pts[pts.length - 2] : pts[0];
       els[1].setAttribute('x', r1((last[0] + prev[0]) / 2 + 4));
       els[1].setAttribute('y', r1(Math.max((last[1] + prev[1]) / 2, last[1] - 30)));
     }
   });
-  this.W = L.W + extraW;
-  this.H = L.H + extraH;
+};
+
+// The top computation's picture made to fit a window of this aspect (width / height), moving the
+// boxes and edge points in place; returns {edge index: 1} for edges cut by a fold.
+// 1. Many parameters (a training step's weights) make dot's and dagre's top layer far wider than the
+//    rest: they are wrapped into rows as wide as the rest, in their order, above it (their edges drawn
+//    straight).  2. A layout much taller than the window (a deep model: hundreds of layers, a few
+//    nodes wide) is folded into side-by-side columns, cut between layers where no box is cut, each
+//    column labelled; an edge between columns is drawn as a stub under its operand and one over its
+//    user (the whole edge is drawn while either end is selected).
+var FOLD_MIN = 2.5;  // fold when fitting leaves more than this share of the width unused (ratio)
+Inst.prototype.arrange = function (box, paths, aspect) {
+  var C = this.C, self = this, i, k, cut = {};
+  this.cols = 1;
+  this.foldAt = null;
+  var gf = this.gfold || (this.gfold = el('g', {'class': 'fold'}, this.g));
+  while (gf.firstChild) gf.removeChild(gf.firstChild);
+  var P = [], body = [];
+  C.n.forEach(function (n, i) { if (n.o === 'parameter' && !n.dup && !self.open[i]) P.push(i); else body.push(i); });
+  function ext(ids) {
+    var r = [Infinity, Infinity, -Infinity, -Infinity];
+    ids.forEach(function (i) { var b = box[i]; r[0] = Math.min(r[0], b[0]); r[1] = Math.min(r[1], b[1]); r[2] = Math.max(r[2], b[0] + b[2]); r[3] = Math.max(r[3], b[1] + b[3]); });
+    return r;
+  }
+  function move(i, dx, dy) { box[i][0] += dx; box[i][1] += dy; }
+  function movePath(k, dx, dy) { paths[k].forEach(function (p) { p[0] += dx; p[1] += dy; }); }
+  var M = 8, GAP = 44;
+  if (P.length > 8 && body.length) {
+    var pr = ext(P), br = ext(body), bw = Math.max(br[2] - br[0], 480);
+    if (pr[2] - pr[0] > 1.5 * bw) {
+      P.sort(function (a, b) { return box[a][0] - box[b][0]; });
+      var x = 0, y = 0, rowH = 0, rows = [[]];
+      P.forEach(function (i) {
+        var b = box[i];
+        if (x > 0 && x + b[2] > bw) { x = 0; y += rowH + 30; rowH = 0; rows.push([]); }
+        rows[rows.length - 1].push([i, x, y]);
+        x += b[2] + 22; rowH = Math.max(rowH, b[3]);
+      });
+      var ph = y + rowH, bx = M + (bw - (br[2] - br[0])) / 2 - br[0], by = M + ph + GAP - br[1], isP = {};
+      rows.forEach(function (row) {
+        var last = row[row.length - 1], x0 = M + (bw - last[1] - box[last[0]][2]) / 2;
+        row.forEach(function (r) { box[r[0]][0] = x0 + r[1]; box[r[0]][1] = M + r[2]; isP[r[0]] = 1; });
+      });
+      body.forEach(function (i) { move(i, bx, by); });
+      C.e.forEach(function (e, k) { if (isP[e[0]]) paths[k] = []; else movePath(k, bx, by); });
+      this.W = bw + 2 * M;
+      this.H = by + br[3] + M;
+    }
+  }
+  // 2. columns: c columns of height H/c and width W fit a window of this aspect best at
+  // c = sqrt(H * aspect / W)
+  var W = this.W, H = this.H, c = Math.round(Math.sqrt(H * aspect / W));
+  if (H * aspect / W < FOLD_MIN * FOLD_MIN || c < 2) return cut;
+  // cut between layers: the gaps of the union of the boxes' vertical extents
+  var iv = box.map(function (b) { return [b[1], b[1] + b[3]]; }).sort(function (a, b) { return a[0] - b[0]; });
+  var gaps = [], reach = -Infinity;
+  iv.forEach(function (v) { if (v[0] > reach && reach > -Infinity) gaps.push((v[0] + reach) / 2); reach = Math.max(reach, v[1]); });
+  if (!gaps.length) return cut;
+  var cuts = [], g0 = 0;
+  for (k = 1; k < c; k++) {
+    var want = H * k / c, best = -1;
+    for (var j = g0; j < gaps.length; j++) if (best < 0 || Math.abs(gaps[j] - want) < Math.abs(gaps[best] - want)) best = j;
+    if (best >= 0 && (!cuts.length || gaps[best] > cuts[cuts.length - 1])) { cuts.push(gaps[best]); g0 = best + 1; }
+  }
+  if (!cuts.length) return cut;
+  var tops = [0].concat(cuts), colOf = function (y) { var b = 0; while (b < cuts.length && y > cuts[b]) b++; return b; };
+  var CG = 120, colW = W + CG, band = [], hmax = 0;
+  for (k = 0; k < tops.length; k++) hmax = Math.max(hmax, (k < cuts.length ? cuts[k] : H) - tops[k]);
+  for (i = 0; i < box.length; i++) {
+    band[i] = colOf(box[i][1] + box[i][3] / 2);
+    move(i, band[i] * colW, -tops[band[i]]);
+  }
+  for (k = 0; k < C.e.length; k++) {
+    var e = C.e[k];
+    if (band[e[0]] !== band[e[1]]) cut[k] = 1;
+    else movePath(k, band[e[0]] * colW, -tops[band[e[0]]]);
+  }
+  this.cols = tops.length;
+  this.foldAt = cuts;
+  for (k = 0; k < tops.length; k++) {
+    var t = el('text', {'class': 'colcap', x: r1(k * colW + W / 2), y: -14}, gf);
+    t.textContent = 'column ' + (k + 1) + ' of ' + tops.length + (k ? ' \u25c2 continues column ' + k : '');
+    if (k) el('line', {x1: r1(k * colW - CG / 2), y1: -30, x2: r1(k * colW - CG / 2), y2: r1(hmax + M)}, gf);
+  }
+  this.W = tops.length * colW - CG;
+  this.H = hmax + M;
+  return cut;
 };
 
 Inst.prototype.toggle = function (i, on) {
@@ -319,7 +455,10 @@ Viewer.prototype.collapseAll = function () {
 };
 
 Viewer.prototype.relayout = function () {
+  var r = this.svg.getBoundingClientRect();
+  this.aspect = this.fold !== false && r.width > 0 && r.height > 0 ? r.width / r.height : null;
   this.root.relayout();
+  this.svg.setAttribute('data-cols', this.root.cols || 1);
   this.svg.setAttribute('data-open', this.countOpen(this.root));
   this.drawMini(true);
 };
@@ -598,7 +737,7 @@ window.hloGraphPage = function () {
   document.getElementById('expandall').onclick = function () { v.expandAll('all'); v.relayout(); v.fit(); };
   document.getElementById('collapse').onclick = function () { v.collapseAll(); v.fit(); };
   window.addEventListener('hashchange', function () { selectHash([v]); });
-  window.addEventListener('resize', function () { if (!v.touched) v.fit(); });
+  window.addEventListener('resize', function () { v.relayout(); if (!v.touched) v.fit(); });
   selectHash([v]);
   window.hloViewer = v;
   document.body.setAttribute('data-load-ms', Math.round(performance.now() - t0));
