@@ -251,62 +251,63 @@ Inst.prototype.relayout = function () {
   });
 };
 
-// The top computation's picture made to fit a window of this aspect (width / height), moving the
-// boxes and edge points in place; returns {edge index: 1} for edges cut by a fold.
-// 1. Many parameters (a training step's weights) make dot's and dagre's top layer far wider than the
-//    rest: they are wrapped into rows as wide as the rest, in their order, above it (their edges drawn
-//    straight).  2. A layout much taller than the window (a deep model: hundreds of layers, a few
-//    nodes wide) is folded into side-by-side columns, cut between layers where no box is cut, each
-//    column labelled; an edge between columns is drawn as a stub under its operand and one over its
-//    user (the whole edge is drawn while either end is selected).
-var FOLD_MIN = 2.5;  // fold when fitting leaves more than this share of the width unused (ratio)
+// The overview of a big computation whose layout fits a window badly (a deep model: hundreds of
+// layers a few nodes wide, its hundred weights on the top layer and their updates on the bottom one,
+// which dot and dagre draw as a long diagonal between two very wide rows): the boxes are moved in
+// place for a window of this aspect (width / height), and {edge index: 1} is returned for the edges
+// cut by a fold.  Done on the top computation when it has ARRANGE_MIN nodes or more, none opened, and
+// its boxes cover less than SPARSE of its layout's area.
+// 1. Each layer is centred, and one wider than WRAP times the median layer (at least 600 px) is
+//    wrapped into rows of that width; edges are drawn as single curves between their boxes.
+// 2. A result much taller than the window is folded into side-by-side columns, cut between rows,
+//    each column captioned; an edge between columns is drawn as a stub under its operand and one
+//    over its user (the whole edge is drawn while either end is selected).
+var ARRANGE_MIN = 200, SPARSE = 0.03, WRAP = 3;
+var FOLD_MIN = 2.5;  // fold when fitting the height leaves more than this ratio of the width unused
 Inst.prototype.arrange = function (box, paths, aspect) {
-  var C = this.C, self = this, i, k, cut = {};
+  var C = this.C, i, k, cut = {};
   this.cols = 1;
-  this.foldAt = null;
+  this.arranged = false;
   var gf = this.gfold || (this.gfold = el('g', {'class': 'fold'}, this.g));
   while (gf.firstChild) gf.removeChild(gf.firstChild);
-  var P = [], body = [];
-  C.n.forEach(function (n, i) { if (n.o === 'parameter' && !n.dup && !self.open[i]) P.push(i); else body.push(i); });
-  function ext(ids) {
-    var r = [Infinity, Infinity, -Infinity, -Infinity];
-    ids.forEach(function (i) { var b = box[i]; r[0] = Math.min(r[0], b[0]); r[1] = Math.min(r[1], b[1]); r[2] = Math.max(r[2], b[0] + b[2]); r[3] = Math.max(r[3], b[1] + b[3]); });
-    return r;
-  }
-  function move(i, dx, dy) { box[i][0] += dx; box[i][1] += dy; }
-  function movePath(k, dx, dy) { paths[k].forEach(function (p) { p[0] += dx; p[1] += dy; }); }
-  var M = 8, GAP = 44;
-  if (P.length > 8 && body.length) {
-    var pr = ext(P), br = ext(body), bw = Math.max(br[2] - br[0], 480);
-    if (pr[2] - pr[0] > 1.5 * bw) {
-      P.sort(function (a, b) { return box[a][0] - box[b][0]; });
-      var x = 0, y = 0, rowH = 0, rows = [[]];
-      P.forEach(function (i) {
-        var b = box[i];
-        if (x > 0 && x + b[2] > bw) { x = 0; y += rowH + 30; rowH = 0; rows.push([]); }
-        rows[rows.length - 1].push([i, x, y]);
-        x += b[2] + 22; rowH = Math.max(rowH, b[3]);
-      });
-      var ph = y + rowH, bx = M + (bw - (br[2] - br[0])) / 2 - br[0], by = M + ph + GAP - br[1], isP = {};
-      rows.forEach(function (row) {
-        var last = row[row.length - 1], x0 = M + (bw - last[1] - box[last[0]][2]) / 2;
-        row.forEach(function (r) { box[r[0]][0] = x0 + r[1]; box[r[0]][1] = M + r[2]; isP[r[0]] = 1; });
-      });
-      body.forEach(function (i) { move(i, bx, by); });
-      C.e.forEach(function (e, k) { if (isP[e[0]]) paths[k] = []; else movePath(k, bx, by); });
-      this.W = bw + 2 * M;
-      this.H = by + br[3] + M;
-    }
-  }
-  // 2. columns: c columns of height H/c and width W fit a window of this aspect best at
-  // c = sqrt(H * aspect / W)
-  var W = this.W, H = this.H, c = Math.round(Math.sqrt(H * aspect / W));
+  if (C.n.length < ARRANGE_MIN || Object.keys(this.open).length) return cut;
+  var area = 0;
+  box.forEach(function (b) { area += b[2] * b[3]; });
+  if (area >= SPARSE * this.W * this.H) return cut;
+  var M = 8, GAP = 44, RGAP = 24, HS = 22, byY = {};
+  box.forEach(function (b, i) { var y = Math.round(b[1] + b[3] / 2); (byY[y] = byY[y] || []).push(i); });
+  var layers = Object.keys(byY).map(Number).sort(function (a, b) { return a - b; }).map(function (y) {
+    return byY[y].sort(function (a, b) { return box[a][0] - box[b][0]; });
+  });
+  var widths = layers.map(function (ids) { var w = -HS; ids.forEach(function (i) { w += box[i][2] + HS; }); return w; });
+  var sorted = widths.slice().sort(function (a, b) { return a - b; }), wide = 0;
+  box.forEach(function (b) { wide = Math.max(wide, b[2]); });
+  var Wt = Math.max(600, WRAP * sorted[sorted.length >> 1], wide), y = M;
+  layers.forEach(function (ids) {
+    var rows = [[]], x = 0;
+    ids.forEach(function (i) {
+      if (x > 0 && x + box[i][2] > Wt) { rows.push([]); x = 0; }
+      rows[rows.length - 1].push(i);
+      x += box[i][2] + HS;
+    });
+    rows.forEach(function (row, r) {
+      var w = -HS, h = 0;
+      row.forEach(function (i) { w += box[i][2] + HS; h = Math.max(h, box[i][3]); });
+      var x = M + (Wt - w) / 2;
+      row.forEach(function (i) { box[i][0] = x; box[i][1] = y + (h - box[i][3]) / 2; x += box[i][2] + HS; });
+      y += h + (r < rows.length - 1 ? RGAP : GAP);
+    });
+  });
+  for (k = 0; k < paths.length; k++) paths[k] = [];
+  this.arranged = true;
+  var W = Wt + 2 * M, H = y - GAP + M;
+  this.W = W; this.H = H;
+  var c = Math.round(Math.sqrt(H * aspect / W));
   if (H * aspect / W < FOLD_MIN * FOLD_MIN || c < 2) return cut;
-  // cut between layers: the gaps of the union of the boxes' vertical extents
+  // cut between rows: the gaps of the union of the boxes' vertical extents
   var iv = box.map(function (b) { return [b[1], b[1] + b[3]]; }).sort(function (a, b) { return a[0] - b[0]; });
   var gaps = [], reach = -Infinity;
   iv.forEach(function (v) { if (v[0] > reach && reach > -Infinity) gaps.push((v[0] + reach) / 2); reach = Math.max(reach, v[1]); });
-  if (!gaps.length) return cut;
   var cuts = [], g0 = 0;
   for (k = 1; k < c; k++) {
     var want = H * k / c, best = -1;
@@ -314,27 +315,24 @@ Inst.prototype.arrange = function (box, paths, aspect) {
     if (best >= 0 && (!cuts.length || gaps[best] > cuts[cuts.length - 1])) { cuts.push(gaps[best]); g0 = best + 1; }
   }
   if (!cuts.length) return cut;
-  var tops = [0].concat(cuts), colOf = function (y) { var b = 0; while (b < cuts.length && y > cuts[b]) b++; return b; };
-  var CG = 120, colW = W + CG, band = [], hmax = 0;
+  var tops = [0].concat(cuts), CG = 120, colW = W + CG, band = [], hmax = 0;
   for (k = 0; k < tops.length; k++) hmax = Math.max(hmax, (k < cuts.length ? cuts[k] : H) - tops[k]);
   for (i = 0; i < box.length; i++) {
-    band[i] = colOf(box[i][1] + box[i][3] / 2);
-    move(i, band[i] * colW, -tops[band[i]]);
+    var b = 0, cy = box[i][1] + box[i][3] / 2;
+    while (b < cuts.length && cy > cuts[b]) b++;
+    band[i] = b;
+    box[i][0] += b * colW;
+    box[i][1] -= tops[b];
   }
-  for (k = 0; k < C.e.length; k++) {
-    var e = C.e[k];
-    if (band[e[0]] !== band[e[1]]) cut[k] = 1;
-    else movePath(k, band[e[0]] * colW, -tops[band[e[0]]]);
-  }
+  C.e.forEach(function (e, k) { if (band[e[0]] !== band[e[1]]) cut[k] = 1; });
   this.cols = tops.length;
-  this.foldAt = cuts;
   for (k = 0; k < tops.length; k++) {
     var t = el('text', {'class': 'colcap', x: r1(k * colW + W / 2), y: -14}, gf);
-    t.textContent = 'column ' + (k + 1) + ' of ' + tops.length + (k ? ' \u25c2 continues column ' + k : '');
-    if (k) el('line', {x1: r1(k * colW - CG / 2), y1: -30, x2: r1(k * colW - CG / 2), y2: r1(hmax + M)}, gf);
+    t.textContent = 'column ' + (k + 1) + ' of ' + tops.length + (k ? ', continuing column ' + k : '');
+    if (k) el('line', {x1: r1(k * colW - CG / 2), y1: -30, x2: r1(k * colW - CG / 2), y2: r1(hmax)}, gf);
   }
   this.W = tops.length * colW - CG;
-  this.H = hmax + M;
+  this.H = hmax;
   return cut;
 };
 
