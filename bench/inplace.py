@@ -1,4 +1,4 @@
-"""In-place dynamic-update-slice of while-loop buffers (evaluator.py, "In-place loop buffers"): each
+"""In-place dynamic-update-slice of while-loop buffers (hlo_interp/in_place.py): each
 case run with the in-place path (evaluator.IN_PLACE_LOOPS = True, the default) and with the copying
 path (False: every dynamic-update-slice copies the whole buffer), in the same process.
 

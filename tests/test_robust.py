@@ -433,6 +433,16 @@ def test_14_rank_beyond_numpy_is_a_located_error(tmp_path):
     assert_located_error(r, p, 3, "rank 70")
 
 
+
+def test_constant_of_rank_beyond_numpy_is_a_located_error(tmp_path):
+    # found by the fuzz test: a scalar written for a rank-70 constant was a bare ValueError in every command
+    dims = ",".join(["1"] * 70)
+    p = module(tmp_path, one_line(f"ROOT c = u8[{dims}] constant(255)"))
+    for cmd in (("check", p), ("hlo-run", p)):
+        r = run(*cmd)
+        assert r.returncode in (1, 2) and "Traceback" not in r.stderr + r.stdout, (cmd, r.stderr)
+        assert "rank 70" in r.stdout + r.stderr and ":3:" in r.stdout + r.stderr, (cmd, r.stdout, r.stderr)
+
 # --------------------------------------------------------------------------------------------------
 # 15-17: data safety
 

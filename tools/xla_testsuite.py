@@ -292,15 +292,15 @@ def _parse_summary(results, show: int) -> None:
 # --------------------------------------------------------------------------------------------------
 
 def _compare(got, want) -> tuple[bool, str]:
-    from hlo_interp.cli_run import compare_leaf
+    from hlo_interp.compare import compare_leaf
     import numpy as np
     if len(got) != len(want):
         return False, f"{len(got)} leaves, XLA {len(want)}"
     for i, (g, w) in enumerate(zip(got, want)):
         g = np.asarray(g)
-        ok, msg = compare_leaf(g, w, None, None)
-        if not ok:
-            return False, f"out{i}: {msg}"[:300]
+        c = compare_leaf(g, np.asarray(w))
+        if not c.ok:
+            return False, f"out{i}: {c.line}"[:300]
     return True, ""
 
 

@@ -279,11 +279,17 @@ def _to_literal(tree, shape: ir.Shape, source: SourceText, offset: int) -> ir.Li
         if shape.element_type.kind == "token" if isinstance(shape, ir.ArrayShape) else False:
             return ir.Literal(shape, np.zeros((), dtype=np.uint8))
         raise HloError.at(source, offset, f"a constant cannot have shape {shape}")
+    if len(shape.dims) > MAX_ARRAY_RANK:
+        raise HloError.at(source, offset, f"a constant of rank {len(shape.dims)} is not supported: arrays have at "
+                                          f"most {MAX_ARRAY_RANK} dimensions here (NumPy's limit)")
     if shape.dims and not isinstance(tree, (list, LitTuple)):
         return _scalar_for_array(tree, shape, source, offset)
     flat: list[Any] = []
     _flatten(tree, shape.dims, 0, flat, source, offset)
     return ir.Literal(shape, _values_to_array(flat, shape, source, offset))
+
+
+MAX_ARRAY_RANK = 64  # NumPy's largest number of dimensions
 
 
 def _scalar_for_array(tree, shape: ir.ArrayShape, source: SourceText, offset: int) -> ir.Literal:
