@@ -11,8 +11,13 @@ Layout is per computation, by a well-kept layered layout engine, not our own cod
 * Otherwise (or for a computation dot did not finish in the time budget), the page lays it out
   itself, when the computation is first shown, with dagre (@dagrejs/dagre, MIT license, bundled as
   hlo_interp/assets/dagre.min.js with its license file beside it): the established JavaScript
-  port of the same Sugiyama pipeline (network-simplex ranking, barycentric crossing reduction,
-  Brandes-Koepf placement), 49 KB, no dependencies.
+  port of the same Sugiyama pipeline (barycentric crossing reduction, Brandes-Koepf placement),
+  49 KB, no dependencies.  Its layering is given (graph_view.js: parameters on the top layer, the
+  ROOT on the bottom one, every other node just above its highest user), in linear time, in place
+  of its network simplex.
+* A big computation that fits the window badly (a deep model: a long chain between a row of weights
+  and a row of their updates) is rearranged in the page for the window: layers centred, very wide
+  ones wrapped, the result folded into side-by-side columns (graph_view.js, Inst.arrange).
 
 Constants, and broadcasts of scalars, used by several instructions are drawn once next to each user
 (dashed: a copy), as XLA's own graph dumps do, instead of as long edges across the picture.

@@ -204,7 +204,7 @@ Inst.prototype.relayout = function () {
   });
   this.W = L.W + extraW;
   this.H = L.H + extraH;
-  var cut = this.depth === 0 && this.view.aspect ? this.arrange(box, paths, this.view.aspect) : {};
+  var cut = this.depth === 0 && this.view.aspect ? this.arrange(box, paths, this.view.aspect, L.y) : {};
   this.box = box;
   C.n.forEach(function (n, i) {
     var b = box[i], f = self.open[i], g = self.nodeEls[i];
@@ -255,7 +255,7 @@ Inst.prototype.relayout = function () {
 // layers a few nodes wide, its hundred weights on the top layer and their updates on the bottom one,
 // which dot and dagre draw as a long diagonal between two very wide rows): the boxes are moved in
 // place for a window of this aspect (width / height), and {edge index: 1} is returned for the edges
-// cut by a fold.  Done on the top computation when it has ARRANGE_MIN nodes or more, none opened, and
+// cut by a fold.  Done on the top computation when it has ARRANGE_MIN nodes or more and
 // its boxes cover less than SPARSE of its layout's area.
 // 1. Each layer is centred, and one wider than WRAP times the median layer (at least 600 px) is
 //    wrapped into rows of that width; edges are drawn as single curves between their boxes.
@@ -264,18 +264,18 @@ Inst.prototype.relayout = function () {
 //    over its user (the whole edge is drawn while either end is selected).
 var ARRANGE_MIN = 200, SPARSE = 0.03, WRAP = 3;
 var FOLD_MIN = 2.5;  // fold when fitting the height leaves more than this ratio of the width unused
-Inst.prototype.arrange = function (box, paths, aspect) {
+Inst.prototype.arrange = function (box, paths, aspect, ly) {
   var C = this.C, i, k, cut = {};
   this.cols = 1;
   this.arranged = false;
   var gf = this.gfold || (this.gfold = el('g', {'class': 'fold'}, this.g));
   while (gf.firstChild) gf.removeChild(gf.firstChild);
-  if (C.n.length < ARRANGE_MIN || Object.keys(this.open).length) return cut;
+  if (C.n.length < ARRANGE_MIN) return cut;
   var area = 0;
-  box.forEach(function (b) { area += b[2] * b[3]; });
+  C.n.forEach(function (n) { area += n.w * n.h; });  // the nodes as boxes, opened or not
   if (area >= SPARSE * this.W * this.H) return cut;
   var M = 8, GAP = 44, RGAP = 24, HS = 22, byY = {};
-  box.forEach(function (b, i) { var y = Math.round(b[1] + b[3] / 2); (byY[y] = byY[y] || []).push(i); });
+  box.forEach(function (b, i) { var y = Math.round(ly[i]); (byY[y] = byY[y] || []).push(i); });  // the layout's layers
   var layers = Object.keys(byY).map(Number).sort(function (a, b) { return a - b; }).map(function (y) {
     return byY[y].sort(function (a, b) { return box[a][0] - box[b][0]; });
   });
