@@ -21,7 +21,7 @@ from . import ir, layout
 from .analysis.calls import SEQUENTIAL_ROLES, ModuleIndex, callees
 from .analysis.cost import Cost, CostAnalysis, cost_of, json_number
 from .analysis.memo import by_shape
-from .analysis.memory import PeakLive, buffer_leaves, buffer_logical_bytes, buffer_physical_bytes
+from .analysis.memory import PeakLive, array_leaves, buffer_logical_bytes, buffer_physical_bytes, buffer_shape
 from .diagnostics import HloError
 from .diagnostics import format_bytes as human_bytes
 from .info_text import sections, to_text
@@ -194,19 +194,20 @@ def _module_info(module: ir.Module, computation: str | None) -> ModuleInfo:
         for ins in c.instructions:
             if ins.opcode == "parameter" and c is not comp:
                 continue  # a loop's, branch's or callee's parameter is its caller's buffer
-            leaves = buffer_leaves(ins)
-            if not leaves:
+            shape = buffer_shape(ins)
+            if shape is None:
                 continue
-            phys = [buffer_physical_bytes(s) for s in leaves]
-            logi = [buffer_logical_bytes(s) for s in leaves]
-            ms = [layout.memory_space(s) for s in leaves]
-            for s, p, lg in zip(ms, phys, logi):
-                t = spaces.setdefault(s, [0, 0, 0])
+            per_leaf, logical, physical, space = _buffer_sizes(shape)
+            if not per_leaf:
+                continue
+            for s, p, lg in per_leaf:
+                t = spaces.get(s)
+                if t is None:
+                    t = spaces[s] = [0, 0, 0]
                 t[0] += 1
                 t[1] += lg
                 t[2] += p
-            buffers.append(Buffer(ins.name, c.name, ins.opcode, _shape_text(ins.shape), sum(logi), sum(phys),
-                                  ms[0] if len(set(ms)) == 1 else -1))
+            buffers.append(Buffer(ins.name, c.name, ins.opcode, _shape_text(ins.shape), logical, physical, space))
     buffers.sort(key=lambda b: (-b.physical_bytes, -b.logical_bytes, b.name))
     peaks, peak_total = PeakLive(mod).peak(comp, with_parameters=True)
     space_totals = [SpaceTotal(s, layout.memory_space_name(s), *spaces[s], peaks.get(s, 0)) for s in sorted(spaces)]
@@ -217,6 +218,18 @@ def _module_info(module: ir.Module, computation: str | None) -> ModuleInfo:
         unknown_cost=list(analysis.unknown), instruction_costs=per, buffers=buffers,
         memory_spaces=space_totals, filename=module.filename, scoped=computation is not None,
         peak_bytes=peak_total)
+
+
+@by_shape
+def _buffer_sizes(shape):
+    """((memory space, physical, logical bytes) per buffer, logical total, physical total, the one
+    memory space or -1) of the buffers that are the array leaves of `shape`."""
+    leaves = array_leaves(shape)
+    phys = [buffer_physical_bytes(s) for s in leaves]
+    logi = [buffer_logical_bytes(s) for s in leaves]
+    ms = [layout.memory_space(s) for s in leaves]
+    return (tuple(zip(ms, phys, logi)), sum(logi), sum(phys),
+            (ms[0] if len(set(ms)) == 1 else -1) if ms else -1)
 
 
 @by_shape

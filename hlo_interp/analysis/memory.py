@@ -16,18 +16,41 @@ from .memo import by_shape
 _NO_BUFFER = opcodes_where(lambda o: not o.own_buffer)
 
 
-def buffer_leaves(ins: ir.Instruction):
-    """The array shapes of the buffers `ins` defines."""
+def buffer_shape(ins: ir.Instruction):
+    """The shape whose array leaves are the buffers `ins` defines (None: it defines none)."""
     op = ins.opcode
     if op in _NO_BUFFER or op.endswith(("-done", "-update")) or ins.shape is None:
-        return []
+        return None
     shape = ins.shape
     if isinstance(shape, ir.TupleShape) and (op.endswith("-start") or op == "send"):
         # (operands, results, context...): the operands are the operand's own buffers; copy-start
         # is (destination, source, context)
         skip = 1 if op == "copy-start" else 0
         shape = ir.TupleShape(tuple(s for k, s in enumerate(shape.elements) if k != skip))
-    return [s for s in layout.leaf_shapes(shape) if isinstance(s, ir.ArrayShape) and s.element_type.is_array_type]
+    return shape
+
+
+@by_shape
+def array_leaves(shape) -> tuple:
+    """The array leaves of `shape` that are buffers (not tokens), in order (shared: do not change)."""
+    return tuple(s for s in layout.leaf_shapes(shape)
+                 if isinstance(s, ir.ArrayShape) and s.element_type.is_array_type)
+
+
+def buffer_leaves(ins: ir.Instruction):
+    """The array shapes of the buffers `ins` defines."""
+    shape = buffer_shape(ins)
+    return [] if shape is None else list(array_leaves(shape))
+
+
+@by_shape
+def _space_bytes(shape) -> dict[int, int]:
+    """memory space -> physical bytes of the array leaves of `shape` (shared: do not change)."""
+    per: dict[int, int] = {}
+    for x in array_leaves(shape):
+        sp = layout.memory_space(x)
+        per[sp] = per.get(sp, 0) + buffer_physical_bytes(x)
+    return per
 
 
 class PeakLive:
@@ -54,49 +77,59 @@ class PeakLive:
         born: list[int] = []
         last: list[int] = []
         transient: dict[int, tuple[dict[int, int], int]] = {}
+        no_owner = ()
+        mod_comps = self.mod.comps
         for i, ins in enumerate(comp.instructions):
             for o in ins.operands:
-                for b in owners.get(o, ()):
+                for b in owners.get(o, no_owner):
                     if last[b] < i:
                         last[b] = i
             op = ins.opcode
             if op == "parameter":
-                leaves = buffer_leaves(ins) if with_parameters else []
+                shape = buffer_shape(ins) if with_parameters else None
                 start = -1
             elif op in ("call", "conditional"):
-                leaves = [x for x in layout.leaf_shapes(ins.shape)
-                          if isinstance(x, ir.ArrayShape) and x.element_type.is_array_type]
+                shape = ins.shape
                 start = i
             else:
-                leaves = buffer_leaves(ins)
+                shape = buffer_shape(ins)
                 start = i
-            if leaves:
-                per: dict[int, int] = {}
-                for x in leaves:
-                    sp = layout.memory_space(x)
-                    per[sp] = per.get(sp, 0) + buffer_physical_bytes(x)
-                owners[ins.name] = frozenset((len(sizes),))
+            per = _space_bytes(shape) if shape is not None else None
+            if per:
+                owners[ins.name] = (len(sizes),)
                 sizes.append(per)
                 born.append(start)
                 last.append(i if start >= 0 else n)
+            elif ins.operands:
+                owners[ins.name] = frozenset(b for o in ins.operands for b in owners.get(o, no_owner))
             else:
-                owners[ins.name] = frozenset(b for o in ins.operands for b in owners.get(o, ()))
-            inner = [self.peak(self.mod.comps[c], False) for _a, c, role in callees(ins)
-                     if role in SEQUENTIAL_ROLES and c in self.mod.comps]
-            if inner:
-                spaces = {sp for d, _t in inner for sp in d}
-                transient[i] = ({sp: max(d.get(sp, 0) for d, _t in inner) for sp in spaces},
-                                max(t for _d, t in inner))
-        for b in owners.get(comp.root.name, ()):
+                owners[ins.name] = no_owner
+            calls = callees(ins)
+            if calls:
+                inner = [self.peak(mod_comps[c], False) for _a, c, role in calls
+                         if role in SEQUENTIAL_ROLES and c in mod_comps]
+                if inner:
+                    spaces = {sp for d, _t in inner for sp in d}
+                    transient[i] = ({sp: max(d.get(sp, 0) for d, _t in inner) for sp in spaces},
+                                    max(t for _d, t in inner))
+        for b in owners.get(comp.root.name, no_owner):
             last[b] = n  # the result outlives the computation
         # sweep: +size at birth, -size after the last use
         delta: dict[int, dict[int, int]] = {}
         for b, per in enumerate(sizes):
+            s = born[b]
+            if s < 0:
+                s = 0
+            e = last[b] + 1
+            ds = delta.get(s)
+            if ds is None:
+                ds = delta[s] = {}
+            de = delta.get(e)
+            if de is None:
+                de = delta[e] = {}
             for sp, v in per.items():
-                delta.setdefault(max(born[b], 0), {}).setdefault(sp, 0)
-                delta[max(born[b], 0)][sp] += v
-                delta.setdefault(last[b] + 1, {}).setdefault(sp, 0)
-                delta[last[b] + 1][sp] -= v
+                ds[sp] = ds.get(sp, 0) + v
+                de[sp] = de.get(sp, 0) - v
         live: dict[int, int] = {}
         peaks: dict[int, int] = {}
         peak_total = 0
@@ -110,7 +143,14 @@ class PeakLive:
                 for sp, v in d.items():
                     live[sp] = live.get(sp, 0) + v
                     live_total += v
-            extra, extra_total = ex if ex is not None else ({}, 0)
+            if ex is None:
+                for sp, v in live.items():
+                    if v > peaks.get(sp, 0):
+                        peaks[sp] = v
+                if live_total > peak_total:
+                    peak_total = live_total
+                continue
+            extra, extra_total = ex
             for sp in set(live) | set(extra):
                 peaks[sp] = max(peaks.get(sp, 0), live.get(sp, 0) + extra.get(sp, 0))
             peak_total = max(peak_total, live_total + extra_total)
