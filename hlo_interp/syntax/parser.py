@@ -1406,20 +1406,8 @@ def _parse(source: SourceText, start: str, begin: int = 0, end: int | None = Non
                        filename=source.filename) from None
     finally:
         if gc_was_enabled:
-            _age_new_objects(gc)
+            ir.age_new_objects()  # the module's objects: old from now on
             gc.enable()
-
-
-def _age_new_objects(gc) -> None:
-    """Count the objects a parse made as old ones (the collector's oldest generation) before the
-    collector runs again: otherwise its next young collection walks all of them (millions for a
-    100k-instruction module) and moves them up one generation at a time, walking them again at each
-    step.  freeze + unfreeze moves every tracked object there in constant time; nothing becomes
-    uncollectable (a full collection still finds cyclic garbage).  Skipped when the program froze
-    objects itself (unfreeze would release them)."""
-    if gc.get_freeze_count() == 0:
-        gc.freeze()
-        gc.unfreeze()
 
 
 # Words for the grammar's terminals, for "expected ..." messages.
