@@ -259,3 +259,18 @@ def test_locations_point_at_what_is_written(fast, monkeypatch):
                         assert text.startswith("%" + name, at), (ins.name, name, text[at:at + 20])
     m = hlo_interp.parse(DUMP.replace("ROOT %fusion", "%fusion"))
     assert m.entry.root_marked is False and m.computations[0].root_marked
+
+
+def test_quoted_strings_escape_like_absl_cescape():
+    """The printer's quoted strings: text with nothing to escape as it is (the common case, taken
+    without a per-character loop), else C escapes as absl::CEscape writes them."""
+    from hlo_interp.syntax.printer import _str
+    assert _str("jit(f)/add") == '"jit(f)/add"'
+    assert _str("naïve 日本") == '"naïve 日本"'  # non-ASCII is kept as it is
+    assert _str("") == '""'
+    assert _str("x", "'") == "'x'"
+    assert _str('a"b') == '"a\\"b"'
+    assert _str("it's") == '"it\\\'s"'
+    assert _str("a\\b") == '"a\\\\b"'
+    assert _str("l1\nl2\t\r") == '"l1\\nl2\\t\\r"'
+    assert _str("\x01\x1f\x7f") == '"\\001\\037\\177"'

@@ -7,6 +7,7 @@ those over 10 elements as `{...}`, which loses data).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -34,8 +35,13 @@ layout_text = ir.layout_text
 # --------------------------------------------------------------------------------------------------
 # Attribute values
 
+_NEEDS_ESCAPE = re.compile(r"[\x00-\x1f\x7f\"'\\]")
+
+
 def _str(s: str, quote: str = '"') -> str:
     """A C-escaped quoted string (absl::CEscape)."""
+    if _NEEDS_ESCAPE.search(s) is None:
+        return quote + s + quote  # the common case: nothing to escape
     out = []
     for ch in s:
         o = ord(ch)
