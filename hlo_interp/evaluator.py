@@ -28,7 +28,7 @@ import numpy as np
 from . import ir
 from .diagnostics import HloError, format_bytes
 from .in_place import callee_marks, in_place_elements
-from .opcodes import opcodes_where
+from .opcodes import called_computation_attrs, opcodes_where
 from .ops import load_all
 from .ops.numerics import flush_denormals as _flush_denormals
 from .ops.registry import KERNELS, TOKEN, error_at, unsupported
@@ -44,9 +44,8 @@ IN_PLACE_LOOPS = os.environ.get("HLO_INTERP_IN_PLACE", "1") != "0"
 
 # Opcodes that allocate nothing new (their result is, or is made of, existing values).
 _NO_ALLOC = opcodes_where(lambda o: not o.allocates)
-# Attributes that name called computations.
-COMPUTATION_ATTRS = frozenset(("to_apply", "calls", "condition", "body", "true_computation", "false_computation",
-                         "branch_computations", "select", "scatter", "called_computations"))
+# Attributes that name called computations (the table's `comp`/`comps` attributes).
+COMPUTATION_ATTRS = called_computation_attrs()
 # Opcodes evaluated while a plan is built when their operands are constants (the table's `foldable`,
 # an allow-list: effects, randomness, calls that may loop for long are not; nor the SPMD pass's
 # spmd-global-to-local/spmd-local-to-global, which are no opcodes of the table).

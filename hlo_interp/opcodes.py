@@ -56,6 +56,15 @@ class OpSpec:
     async_sugar: bool = True    # `<op>-start/-update/-done` wrap it in an async computation
     group_checked: bool = False  # XLA's CheckReplicaGroups counts its replica groups' ids
     same_size_groups: bool = True  # its replica groups must all have one size
+    # multi-device runs: the device ids its replica groups (or source_target_pairs) name say how many
+    # devices a module whose header names none needs (ops/collectives.py implied_device_counts)
+    names_devices: bool = False
+    # call graph: the role of the computation its `to_apply` names (reduce-apply, comparator, ...);
+    # the other computation attributes say their role themselves (analysis/calls.py)
+    callee_role: str = ""
+    # outside the elementwise family yet elementwise on scalars: a computation made of such opcodes,
+    # called on whole arrays, gives the elementwise result (ops/reducers.py)
+    scalar_safe: bool = False
     plumbing: bool = False      # parameters, constants, tuples: graph summaries leave it out
     label_attrs: tuple[str, ...] = ()  # attributes that tell its instances apart in a graph label
     # Where its code lives, by module name (so that importing the table imports neither):
@@ -167,9 +176,9 @@ _op("reduce-precision", 1, "exponent_bits:int! mantissa_bits:int!", base=_MOVE, 
 _MV = dict(family="movement", foldable=True, arithmetic=False)
 # (parameters, constants and tuples' plumbing: their kernels are the evaluator's basics, in ops/control.py)
 _op("parameter", 0, "parameter_replication:bools", family="movement", kernel_module="control",
-    allocates=False, cost="free", mixed_precision=True, arithmetic=False, plumbing=True)
+    allocates=False, cost="free", mixed_precision=True, arithmetic=False, plumbing=True, scalar_safe=True)
 _op("constant", 0, family="movement", kernel_module="control", cost="free", mixed_precision=True,
-    arithmetic=False, plumbing=True)
+    arithmetic=False, plumbing=True, scalar_safe=True)
 _op("iota", 0, "iota_dimension:int!", base=_MV, label_attrs=("iota_dimension",))
 _op("broadcast", 1, "dimensions:ints", base=_MV, parser_infers=True)
 _op("reshape", 1, "inferred_dimension:int", base=_MV)
@@ -185,9 +194,10 @@ _op("pad", 2, "padding:padding!", base=_MV, parser_infers=True, note="negative a
 _op("bitcast", 1, base=_MV, kernel_module="control", allocates=False, own_buffer=False, cost="free",
     note="physical layouts: tiles T(..)(..), *, packed E(n), sub-byte tiles, L(n) padding; M(n)/sparse refused")
 _op("tuple", VARIADIC, base=_MV, kernel_module="control", allocates=False, own_buffer=False, parser_infers=True,
-    mixed_precision=True, plumbing=True)
+    mixed_precision=True, plumbing=True, scalar_safe=True)
 _op("get-tuple-element", 1, "index:int!", base=_MV, kernel_module="control", allocates=False, own_buffer=False,
-    cost="free", parser_infers=True, mixed_precision=True, plumbing=True, label_attrs=("index",))
+    cost="free", parser_infers=True, mixed_precision=True, plumbing=True, label_attrs=("index",),
+    scalar_safe=True)
 _op("get-dimension-size", 1, "dimensions:ints!", family="movement", kernel_module="dynamic", foldable=True,
     parser_infers=True, types_doc="s32")
 _op("set-dimension-size", 2, "dimensions:ints!", family="movement", kernel_module="dynamic", foldable=True,
@@ -197,16 +207,17 @@ _op("domain", 1, "domain:generic!", base=_MV, rule_module="elementwise", kernel_
 
 # ---- reductions, contractions, windows
 # (reductions, maps and scans call a computation: not folded)
-_op("reduce", VARIADIC, "dimensions:ints! to_apply:comp!", family="reduce", parser_infers=True,
+_op("reduce", VARIADIC, "dimensions:ints! to_apply:comp!", family="reduce", parser_infers=True, callee_role="reduce-apply",
     note="add/mul/max/min/and/or/xor run as NumPy reductions; low-precision sums in XLA:CPU's order")
 _op("reduce-window", VARIADIC, "window:window! to_apply:comp!", family="reduce", kernel_module="window",
-    parser_infers=True, mixed_precision=True,
+    parser_infers=True, mixed_precision=True, callee_role="reduce-apply",
     note="XLA:CPU's window order; padded bf16/f16/f8 sums may differ by 1-2 ulp")
 _op("select-and-scatter", 3, "window:window! select:comp! scatter:comp!", family="reduce",
     kernel_module="window", parser_infers=True, note="ties keep the first; dilated windows not yet")
-_op("map", VARIADIC, "dimensions:ints to_apply:comp!", family="reduce", parser_infers=True)
+_op("map", VARIADIC, "dimensions:ints to_apply:comp!", family="reduce", parser_infers=True,
+    callee_role="map-apply")
 _op("scan", VARIADIC, "dimensions:ints! num_carries:int! is_reverse:bool is_associative:bool "
-                      "to_apply:comp!", family="reduce", kernel_module="control",
+                      "to_apply:comp!", family="reduce", kernel_module="control", callee_role="scan-body",
     note="is_reverse, several inputs and carries")
 _DOT = ("lhs_batch_dims:ints lhs_contracting_dims:ints rhs_batch_dims:ints rhs_contracting_dims:ints "
         "operand_precision:enums algorithm:enum sparsity:raw")
@@ -235,13 +246,13 @@ _op("scatter", VARIADIC, "update_window_dims:ints inserted_window_dims:ints "
                          "scatter_dims_to_operand_dims:ints input_batching_dims:ints "
                          "scatter_indices_batching_dims:ints index_vector_dim:int "
                          "indices_are_sorted:bool unique_indices:bool to_apply:comp!",
-    family="gather_scatter", parser_infers=True,
+    family="gather_scatter", parser_infers=True, callee_role="scatter-apply",
     note="variadic, any computation; out-of-bounds windows skipped; ufunc.at fast paths")
 _op("sort", VARIADIC, "dimensions:ints! is_stable:bool to_apply:comp!", family="sort", parser_infers=True,
-    mixed_precision=True, arithmetic=False,
+    mixed_precision=True, arithmetic=False, callee_role="comparator",
     note="any comparator, stable; XLA's comparator forms run as argsort/lexsort")
 _op("topk", 1, "k:int! largest:bool to_apply:comp", family="sort", foldable=True, parser_infers=True,
-    note="ties -> lower index; with to_apply the comparator orders (stable)")
+    callee_role="comparator", note="ties -> lower index; with to_apply the comparator orders (stable)")
 
 # ---- control flow and calls
 # (calls may loop for long or have effects: not folded; their results are their callees')
@@ -249,7 +260,7 @@ _CALL = dict(family="control", allocates=False, parser_infers=True, mixed_precis
 _op("while", 1, "condition:comp! body:comp!", base=_CALL, own_buffer=False, note="--max-iterations guard")
 _op("conditional", VARIADIC, "true_computation:comp false_computation:comp branch_computations:comps",
     base=_CALL, note="out-of-range index runs the last branch")
-_op("call", VARIADIC, "to_apply:comp! is_composite:bool", base=_CALL, own_buffer=False)
+_op("call", VARIADIC, "to_apply:comp! is_composite:bool", base=_CALL, own_buffer=False, callee_role="call")
 _op("fusion", VARIADIC, "kind:enum! calls:comp! output_to_operand_aliasing:alias_compact", base=_CALL,
     parser_infers=False)
 _op("custom-call", VARIADIC,
@@ -258,11 +269,11 @@ _op("custom-call", VARIADIC,
     "output_to_operand_aliasing:alias_compact literal:generic schedule:enum padding_type:enum "
     "operand_precision:enums api_version:enum to_apply:comp called_computations:comps",
     family="control", kernel_module="custom_calls", side_effect=True, mixed_precision=True, arithmetic=False,
-    label_attrs=("custom_call_target",),
+    label_attrs=("custom_call_target",), callee_role="custom-call",
     note="registry: TopK, sharding markers, LAPACK (incl. gees, geev left vectors) and cuSOLVER linalg, "
          "cuBLAS GEMM, cuDNN convolutions, SliceToDynamic/PadToStatic; hlo_interp.register_custom_call "
          "for others")
-_op("opt-barrier", 1, base=_CALL, foldable=True, own_buffer=False)
+_op("opt-barrier", 1, base=_CALL, foldable=True, own_buffer=False, scalar_safe=True)
 _op("after-all", VARIADIC, family="control", allocates=False, own_buffer=False, cost="free", parser_infers=True,
     arithmetic=False, types_doc="token")
 _op("add-dependency", 2, family="control", foldable=True, allocates=False, own_buffer=False, cost="free",
@@ -306,27 +317,29 @@ _op("partition-id replica-id", 0, family="collective", parser_infers=True, async
 _COLL = "channel_id:int replica_groups:replica_groups device_ids:generic constrain_layout:bool"
 _CO = dict(family="collective", async_sugar=False)
 _op("all-reduce", VARIADIC, _COLL + " use_global_device_ids:bool to_apply:comp! mode:generic", base=_CO,
-    side_effect=True, mixed_precision=True, group_checked=True, same_size_groups=False,
-    note="XLA:CPU order: fold from +0/1 in group order; max/min skip NaN; bf16 in f32, f8 in f16")
+    side_effect=True, mixed_precision=True, group_checked=True, same_size_groups=False, names_devices=True,
+    callee_role="reduce-apply", note="XLA:CPU order: fold from +0/1 in group order; max/min skip NaN; bf16 in f32, f8 in f16")
 _op("all-reduce-start", VARIADIC, _COLL + " use_global_device_ids:bool to_apply:comp! mode:generic", base=_CO,
-    mixed_precision=True, group_checked=True, same_size_groups=False, async_done="all-reduce-done")
+    mixed_precision=True, group_checked=True, same_size_groups=False, async_done="all-reduce-done",
+    callee_role="reduce-apply")
 _op("all-reduce-done all-gather-done", 1, base=_CO, mixed_precision=True)
 _op("collective-permute-done", 1, base=_CO)
 _op("all-gather", VARIADIC, _COLL + " dimensions:ints use_global_device_ids:bool", base=_CO,
-    side_effect=True, mixed_precision=True, group_checked=True)
+    side_effect=True, mixed_precision=True, group_checked=True, names_devices=True)
 _op("all-gather-start", VARIADIC, _COLL + " dimensions:ints use_global_device_ids:bool", base=_CO,
     mixed_precision=True, group_checked=True, async_done="all-gather-done")
 _op("reduce-scatter", VARIADIC, _COLL + " use_global_device_ids:bool dimensions:ints to_apply:comp!", base=_CO,
-    side_effect=True, group_checked=True)
-_op("all-to-all", VARIADIC, _COLL + " dimensions:ints", base=_CO, side_effect=True, group_checked=True)
-_op("ragged-all-to-all", 6, _COLL, base=_CO, group_checked=True,
+    side_effect=True, group_checked=True, names_devices=True, callee_role="reduce-apply")
+_op("all-to-all", VARIADIC, _COLL + " dimensions:ints", base=_CO, side_effect=True, group_checked=True,
+    names_devices=True)
+_op("ragged-all-to-all", 6, _COLL, base=_CO, group_checked=True, names_devices=True,
     note="documented semantics (XLA:CPU does not run it)")
 _op("collective-permute", VARIADIC, "channel_id:int source_target_pairs:int_lists! slice_sizes:int_lists",
-    base=_CO, side_effect=True, note="non-targets get zeros; in-place form (buffers, offsets, slice sizes)")
+    base=_CO, side_effect=True, names_devices=True, note="non-targets get zeros; in-place form (buffers, offsets, slice sizes)")
 _op("collective-permute-start", VARIADIC, "channel_id:int source_target_pairs:int_lists! slice_sizes:int_lists",
     base=_CO, async_done="collective-permute-done")
-_op("collective-broadcast", VARIADIC, _COLL, base=_CO, side_effect=True)
-_op("collective-reduce", VARIADIC, _COLL + " to_apply:comp", base=_CO,
+_op("collective-broadcast", VARIADIC, _COLL, base=_CO, side_effect=True, names_devices=True)
+_op("collective-reduce", VARIADIC, _COLL + " to_apply:comp", base=_CO, callee_role="reduce-apply",
     note="result on each group's first device, zeros elsewhere (XLA leaves them unwritten)")
 # shuffle (xla/shuffle.h; HloShuffleInstruction): `dimensions={0,1}, mode=rotate, shifts={1,2}`,
 # `dimensions={0}, mode=permute, indices=s32[3,1]{1,0} { {2}, {0}, {1} }`, and
@@ -347,6 +360,12 @@ HEADER_ATTRS = _specs(
     "allow_spmd_sharding_propagation_to_output:bools replica_count:int num_partitions:int "
     "frontend_attributes:frontend origin_recovery_table:generic")
 COMPUTATION_ATTRS = _specs("execution_thread:string")
+
+
+def called_computation_attrs() -> frozenset[str]:
+    """The attributes that name called computations: those of kind `comp` or `comps` in any entry's
+    schema (to_apply, calls, condition, body, branches, select, scatter, called_computations)."""
+    return frozenset(a.name for o in OPCODES.values() for a in o.attrs if a.kind in ("comp", "comps"))
 
 ASYNC_SUFFIXES = ("-start", "-update", "-done")
 

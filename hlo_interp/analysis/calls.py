@@ -5,17 +5,16 @@ from __future__ import annotations
 
 from .. import ir
 from ..diagnostics import HloError
+from ..opcodes import ASYNC_SUFFIXES, OPCODES, called_computation_attrs
 
-# attribute -> the role of the called computation; reducer-like `to_apply` depends on the opcode
-_ROLE_BY_ATTR = {"calls": None, "condition": "while-condition", "body": "while-body",
+# The attributes that name called computations (the table's `comp`/`comps` attributes).  The role of
+# the computation `to_apply` names is its caller's (the table's `callee_role`: reduce-apply, comparator,
+# ...); `calls` names a fusion's or an async wrapper's; the other attributes say the role themselves.
+_CALL_ATTRS = called_computation_attrs()
+_ROLE_BY_ATTR = {"condition": "while-condition", "body": "while-body",
                  "true_computation": "conditional-branch", "false_computation": "conditional-branch",
                  "branch_computations": "conditional-branch", "select": "select",
-                 "scatter": "scatter-apply", "called_computations": "custom-call", "to_apply": None}
-_TO_APPLY_ROLE = {"reduce": "reduce-apply", "reduce-window": "reduce-apply", "all-reduce": "reduce-apply",
-                  "all-reduce-start": "reduce-apply", "reduce-scatter": "reduce-apply",
-                  "collective-reduce": "reduce-apply", "scatter": "scatter-apply", "map": "map-apply",
-                  "sort": "comparator", "topk": "comparator", "call": "call", "scan": "scan-body",
-                  "custom-call": "custom-call"}
+                 "scatter": "scatter-apply", "called_computations": "custom-call"}
 # roles whose computation runs as a sequence of real instructions (its results are buffers); an
 # async computation's result is the buffer its *-start holds, counted there
 SEQUENTIAL_ROLES = {"entry", "while-body", "while-condition", "conditional-branch", "call"}
@@ -23,25 +22,34 @@ SEQUENTIAL_ROLES = {"entry", "while-body", "while-condition", "conditional-branc
 
 def callees(ins: ir.Instruction):
     """(attribute, computation name, role) for every computation `ins` calls."""
-    if ins.attrs.keys().isdisjoint(_ROLE_BY_ATTR):
+    if ins.attrs.keys().isdisjoint(_CALL_ATTRS):
         return ()  # most instructions call nothing: no generator to start
     return list(_callees_of(ins))
 
 
+def callee_role(opcode: str, attr: str) -> str:
+    """The role of the computation that attribute `attr` of an `opcode` instruction names."""
+    role = _ROLE_BY_ATTR.get(attr)
+    if role is None:
+        if attr == "calls":  # fusion's, or an async wrapper's (`fusion-start` too)
+            return "fusion" if opcode == "fusion" else "async"
+        role = _to_apply_role(opcode)
+        if not role and opcode.endswith(ASYNC_SUFFIXES):  # `<op>-start` etc.: the wrapped op's
+            role = _to_apply_role(opcode.rsplit("-", 1)[0])
+    return role or "to-apply"
+
+
+def _to_apply_role(opcode: str) -> str:
+    spec = OPCODES.get(opcode)
+    return spec.callee_role if spec is not None else ""
+
+
 def _callees_of(ins: ir.Instruction):
-    base = ins.opcode
-    for attr, role in _ROLE_BY_ATTR.items():
-        v = ins.attrs.get(attr)
-        if v is None:
+    for attr, v in ins.attrs.items():
+        if attr not in _CALL_ATTRS or v is None:
             continue
-        names = v if isinstance(v, tuple) else (v,)
-        if attr == "calls":
-            role = "fusion" if base == "fusion" else "async"
-        elif attr == "to_apply":
-            role = _TO_APPLY_ROLE.get(base, "to-apply")
-            if base.endswith(("-start", "-update", "-done")) and role == "to-apply":
-                role = _TO_APPLY_ROLE.get(base.rsplit("-", 1)[0], "to-apply")
-        for n in names:
+        role = callee_role(ins.opcode, attr)
+        for n in (v if isinstance(v, tuple) else (v,)):
             if isinstance(n, str):
                 yield attr, n, role
 

@@ -57,6 +57,7 @@ import ml_dtypes
 import numpy as np
 
 from .. import ir
+from ..opcodes import opcodes_where
 from ..types import dtype_kind
 from .async_ops import add_async_sugar, zero_value
 from .reducers import PRED_UFUNCS, UFUNCS, recognize_reducer
@@ -145,8 +146,8 @@ def _groups(ins):
     return tuple(tuple(int(x) for x in g) for g in groups if len(g))
 
 
-_GROUPED = frozenset({"all-reduce", "all-gather", "reduce-scatter", "all-to-all", "ragged-all-to-all",
-                      "collective-broadcast", "collective-permute"})
+# collectives whose replica groups (or source_target_pairs) name the devices a module needs
+_GROUPED = opcodes_where(lambda o: o.names_devices)
 
 
 def implied_device_counts(module) -> "tuple | None":

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from ..opcodes import OPCODES
+from ..opcodes import opcodes_where
 from ..types import dtype_kind, from_dtype
 
 REDUCER_OPS = ("add", "multiply", "maximum", "minimum", "and", "or", "xor")
@@ -96,8 +96,8 @@ def fix_zero_signs(r, x, init, dims, op):
     return out
 
 
-ELEMENTWISE_SAFE_OPS = {op for op, spec in OPCODES.items() if spec.family == "elementwise"} | {
-    "parameter", "constant", "tuple", "get-tuple-element", "copy", "opt-barrier"}
+# elementwise on scalars: the elementwise family and the table's `scalar_safe` opcodes (plumbing, opt-barrier)
+ELEMENTWISE_SAFE_OPS = opcodes_where(lambda o: o.family == "elementwise" or o.scalar_safe)
 
 
 def is_elementwise_computation(module, name: str, _seen=None) -> bool:
