@@ -239,6 +239,19 @@ def _signature_call(chk, comp, ins, callee, ops, et, shape) -> None:
         chk.match_result(comp, ins, attr, callee[attr], shape)
 
 
+def _signature_fusion(chk, comp, ins, callee, ops, et, shape) -> None:
+    fused = callee.get("calls")
+    if fused is not None:
+        # E209: every non-root instruction of a fused computation has a user (CheckFusionInstruction)
+        used = {o for i in fused.instructions for o in i.operands}
+        for i in fused.instructions:
+            if i is not fused.root and i.name not in used:
+                chk.add("E209", f"non-root instruction {i.name} of fused computation {fused.name} (called by "
+                                f"{ins.name}) has no users", i.loc, fused, i)
+                break
+    _signature_call(chk, comp, ins, callee, ops, et, shape)
+
+
 register_check("custom-call", _check_custom_call)
 register_check("fusion", _check_output_to_operand_aliasing)
 register_check("after-all", _check_after_all)
@@ -246,7 +259,8 @@ register_check("call", _check_call)
 register_check("conditional", _check_conditional)
 register_check("while", _signature_while, phase="calls")
 register_check("conditional", _signature_conditional, phase="calls")
-register_check("call fusion", _signature_call, phase="calls")
+register_check("call", _signature_call, phase="calls")
+register_check("fusion", _signature_fusion, phase="calls")
 
 
 def _attributes_conditional(chk, comp, ins) -> None:

@@ -217,3 +217,16 @@ def _check_algorithm(chk, comp, ins, operand_shapes, shape) -> None:
 
 
 register_check("dot scaled-dot", _check_algorithm)
+
+
+def _count_dot(chk, comp, ins):
+    # a sparse dot (older text) has one metadata operand per sparsity descriptor
+    n = len(ins.operands)
+    expected = 2 + str(ins.attrs["sparsity"].text).count("@") if "sparsity" in ins.attrs else 2
+    if n != expected:
+        chk.add("E103", f"dot expects {expected} operand(s), but has {n}", ins.loc, comp, ins)
+        return False
+    return None
+
+
+register_check("dot", _count_dot, phase="operands")

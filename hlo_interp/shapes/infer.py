@@ -395,11 +395,14 @@ def rule_for(opcode: str) -> Optional[Callable[[Ctx], Optional[Shape]]]:
 # verifier makes beyond its shape rule (as XLA's ShapeVerifier has a handler per opcode).  verify.py's
 # checker (`chk`, which reports through chk.add) runs them at four points, each with its arguments:
 #   "attributes"  check(chk, comp, ins)                 after the schema's required attributes
-#   "operands"    check(chk, comp, ins)                 a variadic opcode's operand count (E103)
+#   "operands"    check(chk, comp, ins)                 the operand count (E103) of an opcode whose count is
+#                 not its fixed arity (variadic ones, dot's sparsity); False: the operands are unusable
+#   "values"      check(chk, comp, ins, by_name)        after the operand count, when the operands are
+#                 defined: the instruction and its operand instructions (by_name: its computation's)
 #   "rules"       check(chk, comp, ins, operand_shapes, shape)          after the shape rule
 #   "calls"       check(chk, comp, ins, callees, operand_shapes, operand_element_types, shape)
 #                 the computations it calls (callees: attribute -> computation)
-PHASES = ("attributes", "operands", "rules", "calls")
+PHASES = ("attributes", "operands", "values", "rules", "calls")
 CHECKS: dict[tuple[str, str], Callable] = {}
 
 

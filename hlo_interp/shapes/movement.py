@@ -348,6 +348,16 @@ def _check_iota(chk, comp, ins, operand_shapes, shape) -> None:
 register_check("iota", _check_iota)
 
 
+def _values_constant(chk, comp, ins, by_name) -> None:
+    if ins.literal is not None and ins.literal.elided:
+        chk.add("N001", f"constant {ins.name} has an elided value {{...}}: XLA fills it with "
+                        f"arbitrary values, so results that depend on it are not reproducible",
+                ins.loc, comp, ins)
+
+
+register_check("constant", _values_constant, phase="values")
+
+
 def _count_dynamic_slice(chk, comp, ins) -> None:
     if len(ins.operands) < 1:
         chk.add("E103", "dynamic-slice needs an operand", ins.loc, comp, ins)

@@ -281,4 +281,38 @@ def _count_map(chk, comp, ins) -> None:
 
 
 register_check("reduce reduce-window", _count_reduce, phase="operands")
+
+
+def _values_reduce_init(chk, comp, ins, by_name) -> None:
+    """W110: an add/multiply reducer (its root the op of its two parameters) whose init value is a
+    constant other than 0 / 1."""
+    try:
+        reducer = chk.m.computation(ins.attrs.get("to_apply"))
+    except (KeyError, TypeError):
+        return
+    root = reducer.root if reducer.instructions else None
+    n = len(ins.operands) // 2
+    if n != 1 or root is None or root.opcode not in ("add", "multiply") or len(root.operands) != 2:
+        return
+    rby = {i.name: i for i in reducer.instructions}
+    if any(rby.get(o) is None or rby[o].opcode != "parameter" for o in root.operands):
+        return
+    init = by_name.get(ins.operands[1])
+    lit = init.literal if init is not None and init.opcode == "constant" else None
+    if lit is None or lit.elided or not isinstance(lit.shape, ir.ArrayShape) or lit.shape.dims:
+        return
+    try:  # the parser's Python number when it has one (`hlo check` imports no NumPy)
+        raw = lit.flat[0] if lit.flat is not None else lit.value.reshape(()).item()
+        v = complex(raw)
+    except (TypeError, ValueError, AttributeError, IndexError):
+        return
+    ident = 0 if root.opcode == "add" else 1
+    if v != ident and v == v:  # (a NaN init is its own finding's business)
+        chk.add("W110", f"{ins.name}: the init value of this {root.opcode} {ins.opcode} is "
+                        f"{raw}, not the reducer's identity {ident}: XLA requires "
+                        f"an identity and applies other values a shape-dependent number of times",
+                chk.operand_loc(ins, ins.operands[1]), comp, ins)
+
+
+register_check("reduce reduce-window", _values_reduce_init, phase="values")
 register_check("map", _count_map, phase="operands")

@@ -542,24 +542,20 @@ class _Checker:
                 self.add("E106", f"control predecessor does not exist: {name}"
                          + (" (it is defined later)" if name in by_name else ""),
                          self.attr_loc(ins, "control-predecessors"), comp, ins)
-        # operand count
-        if op is not None and op.arity >= 0:
-            n = len(ins.operands)
-            expected = op.arity
-            if opcode == "dot" and "sparsity" in ins.attrs:
-                expected = 2 + str(ins.attrs["sparsity"].text).count("@")
-            if n != expected:
-                self.add("E103", f"{opcode} expects {expected} operand(s), but has {n}", ins.loc, comp, ins)
+        # operand count: the table's arity, or the opcode's own count beside its shape rule
+        count = check_for(opcode, "operands")
+        if count is not None:
+            if count(self, comp, ins) is False:
                 ok_operands = False
-        elif op is not None:
-            self.check_variadic_count(comp, ins)
-        # constants
-        if opcode == "constant" and ins.literal is not None and ins.literal.elided:
-            self.add("N001", f"constant {ins.name} has an elided value {{...}}: XLA fills it with "
-                             f"arbitrary values, so results that depend on it are not reproducible",
-                     ins.loc, comp, ins)
-        if opcode in ("reduce", "reduce-window") and ok_operands:
-            self.check_reduce_init(comp, ins, by_name)
+        elif op is not None and op.arity >= 0:
+            n = len(ins.operands)
+            if n != op.arity:
+                self.add("E103", f"{opcode} expects {op.arity} operand(s), but has {n}", ins.loc, comp, ins)
+                ok_operands = False
+        # the opcode's checks of the instruction and its operand instructions (beside its shape rule)
+        values = check_for(opcode, "values") if ok_operands else None
+        if values is not None:
+            values(self, comp, ins, by_name)
         # layouts
         if ins.shape is not None:
             self.check_layouts(ins.shape, comp, ins)
@@ -613,36 +609,6 @@ class _Checker:
             self.check_instruction_rules(comp, ins, operand_shapes)
 
     # ---- rules of XLA's ShapeVerifier / InstructionVerifier beyond the shape rules
-    def check_reduce_init(self, comp, ins, by_name) -> None:
-        """W110: an add/multiply reducer (its root the op of its two parameters) whose init value is a
-        constant other than 0 / 1."""
-        try:
-            reducer = self.m.computation(ins.attrs.get("to_apply"))
-        except (KeyError, TypeError):
-            return
-        root = reducer.root if reducer.instructions else None
-        n = len(ins.operands) // 2
-        if n != 1 or root is None or root.opcode not in ("add", "multiply") or len(root.operands) != 2:
-            return
-        rby = {i.name: i for i in reducer.instructions}
-        if any(rby.get(o) is None or rby[o].opcode != "parameter" for o in root.operands):
-            return
-        init = by_name.get(ins.operands[1])
-        lit = init.literal if init is not None and init.opcode == "constant" else None
-        if lit is None or lit.elided or not isinstance(lit.shape, ir.ArrayShape) or lit.shape.dims:
-            return
-        try:  # the parser's Python number when it has one (`hlo check` imports no NumPy)
-            raw = lit.flat[0] if lit.flat is not None else lit.value.reshape(()).item()
-            v = complex(raw)
-        except (TypeError, ValueError, AttributeError, IndexError):
-            return
-        ident = 0 if root.opcode == "add" else 1
-        if v != ident and v == v:  # (a NaN init is its own finding's business)
-            self.add("W110", f"{ins.name}: the init value of this {root.opcode} {ins.opcode} is "
-                             f"{raw}, not the reducer's identity {ident}: XLA requires "
-                             f"an identity and applies other values a shape-dependent number of times",
-                     self.operand_loc(ins, ins.operands[1]), comp, ins)
-
     def check_instruction_rules(self, comp, ins, operand_shapes) -> None:
         op = ins.opcode
         shape = self.shapes.get((comp.name, ins.name))
@@ -701,12 +667,6 @@ class _Checker:
             self.add("E105", f"attribute {s.name} is expected but not seen ({ins.opcode})",
                      ins.loc, comp, ins)
         check = check_for(ins.opcode, "attributes")
-        if check is not None:
-            check(self, comp, ins)
-
-    def check_variadic_count(self, comp, ins) -> None:
-        """A variadic opcode's operand count (E103): its check beside its shape rule."""
-        check = check_for(ins.opcode, "operands")
         if check is not None:
             check(self, comp, ins)
 
@@ -944,21 +904,8 @@ class _Checker:
             return None
         return self.shapes.get((comp.name, comp.root.name), comp.root.shape)
 
-    def check_fused(self, ins, callee: ir.Computation) -> None:
-        """Every non-root instruction of a fused computation has a user (CheckFusionInstruction)."""
-        used = {o for i in callee.instructions for o in i.operands}
-        root = callee.root
-        for i in callee.instructions:
-            if i is not root and i.name not in used:
-                self.add("E209", f"non-root instruction {i.name} of fused computation {callee.name} (called by "
-                                 f"{ins.name}) has no users", i.loc, callee, i)
-                return
-
     def check_callees(self, comp: ir.Computation) -> None:
         for ins in comp.instructions:
-            if ins.opcode == "fusion" and isinstance(ins.attrs.get("calls"), str) \
-                    and ins.attrs["calls"] in self.comps:
-                self.check_fused(ins, self.comps[ins.attrs["calls"]])
             calls = [(a, self.comps[n]) for a, n in self.called(ins) if n in self.comps]
             if not calls:
                 continue
