@@ -15,6 +15,7 @@ import math
 from functools import lru_cache
 
 from .diagnostics import HloError
+from .opcodes import opcodes_where
 
 # --------------------------------------------------------------------------------------------------
 # The schema: message -> [(field, number, type, repeated)]; a type is a scalar name or a message name.
@@ -443,8 +444,9 @@ _ALGORITHMS = ["unset", "dot_any_f8_any_f8_f32", "dot_any_f8_any_f8_f32_fast_acc
                "dot_f64_f64_f64", "dot_bf16_bf16_f32_x9"]
 _DIMS_OPS = {"broadcast", "concatenate", "reduce", "reverse", "transpose", "map", "sort", "all-gather",
              "all-gather-start", "reduce-scatter", "all-to-all", "ragged-all-to-all", "scan"}
-_TO_APPLY_OPS = {"reduce", "reduce-window", "map", "sort", "scatter", "all-reduce", "all-reduce-start",
-                 "reduce-scatter", "call", "scan"}
+# the opcodes whose one called computation prints as to_apply= (the table's to_apply attribute;
+# custom-call's print as called_computations=)
+_TO_APPLY_OPS = opcodes_where(lambda o: "to_apply" in o.attr_names) - {"custom-call"}
 
 
 def _window_text(w) -> str:

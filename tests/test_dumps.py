@@ -159,6 +159,21 @@ def test_fmt_prints_a_proto_as_text():
     assert "while(" in r.stdout and hlo_interp.parse(r.stdout).entry.name == "main.6"
 
 
+@pytest.mark.parametrize("opcode", ["collective-reduce", "topk"])
+def test_proto_names_a_reducer_or_comparator_with_to_apply(opcode):
+    """collective-reduce's reducer (XLA prints and parses it as to_apply=) and topk's comparator (the
+    table's to_apply) read from a proto as to_apply=, the attribute the parser knows, not calls=."""
+    from hlo_interp import hloproto
+    pb = DUMPS / "cnn" / "a" / "module_0000.jit_cnn_train_step.before_optimizations.hlo.pb"
+    mp, _ = hloproto.decode(pb.read_bytes(), str(pb))
+    comp = next(c for c in mp.computations if c.name == "main.37")
+    ins = next(i for i in comp.instructions if i.name == "reduce_sum.157")
+    reducer = next(c.name for c in mp.computations if c.id == ins.called_computation_ids[0])
+    ins.opcode = opcode
+    line = next(x for x in hloproto.module_text(mp).splitlines() if "%reduce_sum.157 = " in x)
+    assert f"to_apply=%{reducer}" in line and "calls=" not in line, line
+
+
 def test_damaged_proto_is_an_input_error(tmp_path):
     bad = tmp_path / "module_0001.jit_f.before_optimizations.hlo.pb"
     bad.write_bytes(b"\xff\xff\xff\xff garbage")
