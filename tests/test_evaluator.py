@@ -165,7 +165,7 @@ ENTRY main {
 
 
 def test_while_spec_example_ex43():
-    # op-checklist EX-43: (0, zeros) -> (1000, 1000 * constant_vector); XLA:CPU agrees.
+    # the While worked example of XLA's operation semantics (EX-43): (0, zeros) -> (1000, 1000 * constant_vector); XLA:CPU agrees.
     i, v = run(SPEC_WHILE)
     assert int(i) == 1000
     np.testing.assert_array_equal(v, np.full(10, 1000, f32))

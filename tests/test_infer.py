@@ -3,7 +3,7 @@
 1. The corpus: for every instruction of every real module (tests/corpus/jax, tests/corpus/handwritten),
    the inferred shape agrees with the declared one, except for the few handwritten instructions listed
    in HANDWRITTEN_INVALID (texts XLA's parser accepts but its verifier/shape inference rejects).
-2. Worked examples of the spec documents (../shared/spec, digested in op-checklist.md, EX-nn) and
+2. Worked examples of XLA's operation-semantics documents (numbered EX-nn here) and
    shapes XLA's own parser infers when the result shape is omitted (checked against jaxlib 0.10.2).
 3. Wrong operands raise ShapeError with the message asserted; the parser reports them located.
 """

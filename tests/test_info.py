@@ -3,7 +3,7 @@ memory report from physical layouts.
 
 Expected values:
 - byte sizes of tiled / packed / memory-space layouts: worked out by hand below (XLA:CPU refuses tiled
-  modules, so nothing runs them), from the layout rules of ../shared/spec/shapes-and-layout.en.txt and
+  modules, so nothing runs them), from the layout rules of XLA's "Shapes and layout" document and
   XLA's ShapeUtil::ByteSizeOf / ArraySize;
 - FLOPs, transcendentals and bytes accessed: XLA:CPU's own HloCostAnalysis of the same module text,
   recorded with jax 0.10.2 (dev only) by

@@ -12,7 +12,7 @@ import hlo_interp
 from hlo_interp import ir
 from hlo_interp.opcodes import OPCODES, VARIADIC, OpSpec
 
-# xla/hlo/ir/hlo_opcode.h (HLO_OPCODE_LIST), by arity (digest: ../shared/reference/xla-anchors.md §1b)
+# XLA's xla/hlo/ir/hlo_opcode.h (HLO_OPCODE_LIST), by arity
 XLA_OPCODES = {
     0: "constant iota parameter partition-id replica-id rng-get-and-update-state",
     1: "abs acos acosh all-gather-done all-reduce-done asin asinh async-done atan atanh bitcast "

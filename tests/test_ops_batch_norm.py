@@ -23,7 +23,7 @@ def test_cases_cover_the_ops():
 
 
 def _bn_reference(x, scale, offset, fi, eps):
-    """Spec formulas (op-checklist BatchNormTraining/Grad), in float64."""
+    """The formulas of XLA's operation semantics (BatchNormTraining/Grad), in float64."""
     axes = tuple(d for d in range(x.ndim) if d != fi)
     shp = [1] * x.ndim
     shp[fi] = x.shape[fi]

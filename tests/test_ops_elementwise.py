@@ -140,7 +140,7 @@ def test_vectors_cover_every_op():
 
 
 # --------------------------------------------------------------------------------------------------
-# The spec documents' worked examples (op-checklist.md §2, EX-01..EX-09, EX-23)
+# The worked examples of XLA's operation-semantics documents (EX-01..EX-09, EX-23)
 
 def run1(text: str, *args):
     return _run(hlo_interp.parse(text), *args)

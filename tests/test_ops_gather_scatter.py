@@ -5,7 +5,7 @@
     and scatters with batching dims, segment_sum, the gradient of a gather) in every element type,
     pre- AND post-optimization HLO, plus hand-written modules (non-commutative and variadic update
     computations, duplicate indices, the spec's batching examples); all compared bit for bit;
-  * the spec's worked examples EX-41 / EX-42 (op-checklist.md) on the plain functions;
+  * the operation-semantics documents' worked examples EX-41 / EX-42 on the plain functions;
   * the fast paths against the general path; located errors.
 """
 from __future__ import annotations
@@ -38,7 +38,7 @@ def test_golden_coverage():
     assert sum(n.startswith("take_rows_") for n in names) >= 12
 
 
-# ---- the spec's examples (op-checklist.md EX-41, EX-42)
+# ---- the operation-semantics documents' examples (EX-41, EX-42)
 
 OPERAND = np.arange(1, 49, dtype=np.int32).reshape(2, 3, 4, 2)
 INDICES = np.array([[[[0, 0], [1, 0], [2, 1]], [[0, 1], [1, 1], [0, 9]]],

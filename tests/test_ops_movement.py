@@ -2,7 +2,7 @@
 dynamic-slice, dynamic-update-slice, concatenate, pad, reverse.
 
 Three kinds of tests:
-  * the spec documents' worked examples (op-checklist.md §2, EX-10..EX-22) on the plain functions;
+  * the operation-semantics documents' worked examples (EX-10..EX-22) on the plain functions;
   * XLA golden cases: HLO texts run by XLA:CPU (through JAX, dev-only) with the inputs and outputs
     committed in tests/golden/movement_hlo/; run here through the kernels with a tiny
     stand-alone interpreter (so these tests do not depend on hlo_interp/evaluator.py), and end to
@@ -79,7 +79,7 @@ def golden_cases(family="movement_hlo"):
 
 
 # --------------------------------------------------------------------------------------------------
-# Spec worked examples (op-checklist.md §2)
+# The operation-semantics documents' worked examples
 
 V = np.array([[[10, 11, 12], [15, 16, 17]], [[20, 21, 22], [25, 26, 27]], [[30, 31, 32], [35, 36, 37]],
               [[40, 41, 42], [45, 46, 47]]], np.float32)

@@ -1,6 +1,6 @@
 """reduce, map and dot kernels (hlo_interp/ops/reduce.py, hlo_interp/ops/dot.py).
 
-  * spec worked examples (op-checklist.md §2: EX-24, EX-25, EX-29..EX-32) on the plain functions;
+  * the operation-semantics documents' worked examples (EX-24, EX-25, EX-29..EX-32) on the plain functions;
   * the general (any-computation) reduce path and map with Python reducers, on the plain functions;
   * XLA golden cases (tests/golden/reduce_dot_hlo/: HLO text, inputs and XLA:CPU's outputs) run
     through the kernels with the stand-alone mini interpreter of test_ops_movement.py, and end to end

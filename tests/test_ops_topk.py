@@ -48,7 +48,7 @@ def test_topk_comparator_types_covered():
 
 
 def test_topk_comparator_spec_example():
-    # op-checklist worked example style: k=3 of [1, 5, 3, 5, 2, 0] by `a > b`: 5 (index 1), 5 (3), 3 (2)
+    # in the style of the operation-semantics worked examples: k=3 of [1, 5, 3, 5, 2, 0] by `a > b`: 5 (index 1), 5 (3), 3 (2)
     text = """HloModule m
 cmp {
   a = s32[] parameter(0)

@@ -1,5 +1,5 @@
 """convolution, reduce-window, select-and-scatter: XLA:CPU-computed cases (tests/golden/window/, run by tests/test_golden.py; written
-by tools/oracle/families/window.py), before and after optimization, plus op-checklist worked examples,
+by tools/oracle/families/window.py), before and after optimization, plus the operation-semantics documents' worked examples,
 fast-path vs general-path agreement and error cases."""
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def test_cases_cover_the_ops():
 
 
 # --------------------------------------------------------------------------------------------------
-# op-checklist.md worked examples
+# The operation-semantics documents' worked examples
 
 ADD_S32 = "add { a = s32[] parameter(0)  b = s32[] parameter(1)  ROOT s = s32[] add(a, b) }"
 ADD_F32 = "add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }"

@@ -1123,7 +1123,7 @@ ENTRY main {
 
 
 # ==================================================================================================
-# the spec documents' worked examples (op-checklist.md §2) for these families
+# the operation-semantics documents' worked examples for these families
 
 def gen_examples():
     fam = "examples"

@@ -2,7 +2,7 @@
 """Differential harness over the HLO texts of XLA's own test suite (dev-only: needs jax/jaxlib and a
 git mirror of XLA's sources; nothing here is imported by hlo_interp or its tests).
 
-    python3 tools/xla_testsuite.py extract [--repo DIR] [--rev REV] [--out DIR]
+    python3 tools/xla_testsuite.py extract --repo DIR [--rev REV] [--out DIR]
     python3 tools/xla_testsuite.py parse   [--out DIR] [--match SUBSTR] [--show N]
     python3 tools/xla_testsuite.py run     [--out DIR] [--match SUBSTR] [--show N] [--limit N] [--timeout S]
     python3 tools/xla_testsuite.py table   [--out DIR]
@@ -30,7 +30,8 @@ run      runs each text XLA's parser accepts on XLA:CPU (the module converted to
          Results in OUT/run.json.
 table    prints the summary tables (markdown) of parse.json and run.json.
 
-OUT defaults to build/xla_testsuite (ignored by git).  The texts are XLA's: they are not committed;
+DIR is a git repository (or bare mirror) of XLA's sources; --repo may be left out when the environment
+variable XLA_REPO names one.  OUT defaults to build/xla_testsuite (ignored by git).  The texts are XLA's: they are not committed;
 the regression cases derived from them are (tests/golden/, tests/corpus/).
 """
 from __future__ import annotations
@@ -49,7 +50,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-DEFAULT_REPO = "/work/.mirror/ROCm+xla/repo"
+REPO_ENV = "XLA_REPO"  # a git repository of XLA's sources, when --repo is not given
 DEFAULT_REV = "upstream-jax-v0.9.2"
 DEFAULT_OUT = ROOT / "build" / "xla_testsuite"
 MAX_INPUT_BYTES = 64 << 20   # texts with larger inputs (benchmarks) are skipped
@@ -449,7 +450,9 @@ def main() -> None:
         p.add_argument("--out", default=str(DEFAULT_OUT))
         p.add_argument("--show", type=int, default=40)
         if name == "extract":
-            p.add_argument("--repo", default=DEFAULT_REPO)
+            repo = os.environ.get(REPO_ENV)
+            p.add_argument("--repo", default=repo, required=not repo,
+                           help=f"a git repository (or bare mirror) of XLA's sources (default: ${REPO_ENV})")
             p.add_argument("--rev", default=DEFAULT_REV)
         else:
             p.add_argument("--match", help="only texts whose source path contains this (or this text id)")

@@ -9,7 +9,7 @@ import numpy as np
 from ..core import Decl
 
 FAMILY = "movement_hlo"
-# the spec's worked-example operands (op-checklist.md §2), also used by tests/test_ops_movement.py
+# the operation-semantics documents' worked-example operands, also used by tests/test_ops_movement.py
 V = np.array([[[10, 11, 12], [15, 16, 17]], [[20, 21, 22], [25, 26, 27]], [[30, 31, 32], [35, 36, 37]],
               [[40, 41, 42], [45, 46, 47]]], np.float32)
 A5 = np.arange(5, dtype=np.float32)
