@@ -341,6 +341,8 @@ _GLOBAL_IDS_FLAG = opcodes_where(lambda o: "use_global_device_ids" in o.attr_nam
 # Opcodes whose operands may mix floating-point types (data pass-through, tuples, contractions):
 # XLA's CheckMixedPrecisionOperands skips them.
 _MIXED_PRECISION_OK = opcodes_where(lambda o: o.mixed_precision)
+# send/recv and their -done: the feed opcodes with a channel (their channel ids need not be positive)
+_SEND_RECV = opcodes_where(lambda o: o.family == "io" and "channel_id" in o.attr_names)
 
 
 def _float_types(shape, out: set) -> None:
@@ -758,8 +760,7 @@ class _Checker:
         if pairs is not None and ins.opcode.startswith("collective-permute"):
             self.check_source_target_pairs(comp, ins, pairs)
         ch = attrs.get("channel_id")
-        if ch is not None and isinstance(ch, int) and ch <= 0 and ins.opcode not in ("send", "recv", "send-done",
-                                                                                     "recv-done"):
+        if ch is not None and isinstance(ch, int) and ch <= 0 and ins.opcode not in _SEND_RECV:
             self.add("E403", f"{ins.opcode}: channel_id must be positive, is {ch}",
                      self.attr_loc(ins, "channel_id"), comp, ins)
 
@@ -1165,7 +1166,7 @@ class _Checker:
                                  self.operand_loc(ins, src.name), comp, ins)
         # a channel whose first instruction (in text order, as XLA's parser adds them) is a send/recv
         # is for send/recv only; other channels are not checked (verify_unique_channel_ids is off by default)
-        sendrecv = {"send", "recv", "send-done", "recv-done"}
+        sendrecv = _SEND_RECV
         for ch, items in by_channel.items():
             first = items[0][1]
             if first.opcode not in sendrecv:
