@@ -29,13 +29,13 @@ __all__ = ["parse", "parse_all", "parse_file", "to_text", "format_text", "check"
 def parse(text: str, filename: str = "<string>") -> ir.Module:
     """Parse HLO text: a module (`HloModule ...`), headerless computations, or log-pasted text
     (StableHLO text gets an error that says how to get HLO from JAX)."""
-    from .dumps import parse_text
+    from .frontend import parse_text
     return parse_text(text, filename)
 
 
 def parse_all(text: str, filename: str = "<string>") -> list[ir.Module]:
     """Parse a text holding one or more modules separated by `// -----` lines."""
-    from .dumps import parse_all_text
+    from .frontend import parse_all_text
     return parse_all_text(text, filename)
 
 

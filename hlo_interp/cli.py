@@ -327,7 +327,7 @@ def fmt_cmd(files, strip_metadata, strip_backend_config, canonical_names, check_
                 text, name = "", path
                 out = to_text(load(classify(path)).module, options)
             else:
-                from .dumps import parse_all_text
+                from .frontend import parse_all_text
                 from .syntax.parser import SPLIT_MARKER
                 text, name = _read(path)
                 out = (SPLIT_MARKER + "\n\n").join(to_text(m, options) for m in parse_all_text(text, name))
@@ -555,7 +555,7 @@ def _looks_like_hlo(text: str) -> bool:
 
 def check_text(text: str, name: str, syntax_only: bool = False, ignore=(), notes: bool = True) -> list:
     """Findings (verify.Finding) for one file's text; a syntax error is one E001 finding."""
-    from .dumps import parse_all_text
+    from .frontend import parse_all_text
     from .shapes.verify import Finding, check
     try:
         modules = parse_all_text(text, name)
@@ -603,7 +603,7 @@ def _check_one(job) -> dict:
             return {"file": name, "error": f"not a text file (invalid UTF-8 at byte {e.start})", "findings": []}
         if from_dir and path.endswith(".txt") and not _looks_like_hlo(text):
             return {"file": name, "skipped": True, "findings": []}
-        from .dumps import looks_like_mlir, mlir_error
+        from .frontend import looks_like_mlir, mlir_error
         if looks_like_mlir(text) and not _looks_like_hlo(text):
             return {"file": name, "error": mlir_error(text, name).message, "findings": []}
         return {"file": name, "findings": check_text(text, name, **options)}

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Optional
 
 from .diagnostics import HloError
+from .frontend import MLIR_HINT, looks_like_mlir, mlir_error, parse_all_text, parse_text  # noqa: F401
 
 # Kinds of files
 HLO_TEXT, HLO_PROTO, SNAPSHOT, MLIR, REPORT, OTHER = "hlo", "proto", "snapshot", "mlir", "report", "other"
@@ -155,58 +156,7 @@ def looks_like_hlo(text: str) -> bool:
     return "HloModule" in head or bool(re.search(r"^\s*ENTRY\b", head, re.M))
 
 
-_MLIR = re.compile(r"^\s*(module\b.*\{|func\.func\b|#loc\d*\s*=)|\b(stablehlo|mhlo|chlo|sdy)\.[a-z_]+\b|"
-                   r"^\s*%\w+\s*=\s*\"?(stablehlo|mhlo|func|tensor|arith)\.", re.M)
-
-
-def looks_like_mlir(text: str) -> bool:
-    """StableHLO / MHLO (MLIR) text, which JAX's .as_text() prints by default."""
-    head = text[:20000]
-    if "HloModule" in head and not re.search(r"^\s*module\b", head, re.M):
-        return False
-    return bool(_MLIR.search(head))
-
-
-MLIR_HINT = ("this is StableHLO (MLIR) text, not HLO text.  Ask JAX for HLO: "
-             "jax.jit(f).lower(*args).as_text(dialect=\"hlo\") (before XLA's optimizations) or "
-             "jax.jit(f).lower(*args).compile().as_text() (after them), or let XLA write every module: "
-             "XLA_FLAGS=--xla_dump_to=DIR (files *.before_optimizations.txt, *.after_optimizations.txt)")
-
-
-def mlir_error(text: str, filename: str) -> HloError:
-    """The error for MLIR text given where HLO is expected, located at its `module` line (else the first
-    MLIR-looking line)."""
-    m = re.search(r"^\s*module\b", text[:200000], re.M) or _MLIR.search(text[:20000])
-    offset = m.start() if m else 0
-    while offset < len(text) and text[offset] in " \t\n":
-        offset += 1
-    line = text.count("\n", 0, offset) + 1
-    col = offset - (text.rfind("\n", 0, offset) + 1) + 1
-    return HloError(MLIR_HINT, filename=filename, line=line, column=col,
-                    source_line=text.split("\n")[line - 1] if text else None)
-
-
-def parse_text(text: str, filename: str = "<string>"):
-    """Parse HLO text (a module, headerless computations, or log-pasted text) into an ir.Module;
-    StableHLO (MLIR) text given instead gets an error that says how to get HLO from JAX."""
-    from .frontend import parse_module
-    try:
-        return parse_module(text, filename)
-    except HloError:
-        if looks_like_mlir(text):
-            raise mlir_error(text, filename) from None
-        raise
-
-
-def parse_all_text(text: str, filename: str = "<string>") -> list:
-    """`parse_text` for a text of one or more modules separated by `// -----` lines."""
-    from .frontend import parse_modules
-    try:
-        return parse_modules(text, filename)
-    except HloError:
-        if looks_like_mlir(text):
-            raise mlir_error(text, filename) from None
-        raise
+# StableHLO text given for HLO, and the parse that says so: hlo_interp/frontend.py
 
 
 # --------------------------------------------------------------------------------------------------

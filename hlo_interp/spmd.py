@@ -181,7 +181,7 @@ def run_spmd(module: Any, per_device_inputs: Sequence[Sequence[Any]], replicas: 
     and num_partitions.  Raises HloError (the first failing device's error, naming the device)."""
     from . import evaluator
     if isinstance(module, str):
-        from .dumps import parse_text
+        from .frontend import parse_text
         module = parse_text(module)
     r0, p0 = module_device_counts(module)
     n_rep = r0 if replicas is None else int(replicas)
@@ -393,7 +393,7 @@ def run_global(module: Any, *arrays: Any, timeout: Optional[float] = DEFAULT_TIM
     """Run a global-view module (shard_map before optimization) on plain global inputs: every device of
     the mesh is simulated; returns the global results (device 0's; every device computes them)."""
     if isinstance(module, str):
-        from .dumps import parse_text
+        from .frontend import parse_text
         module = parse_text(module)
     mod, ndev = prepare_global_view(module)
     outs = run_spmd(mod, [list(arrays) for _ in range(ndev)], 1, ndev, timeout=timeout, **options)
