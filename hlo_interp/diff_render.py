@@ -147,14 +147,14 @@ def _b_names_as_a(result):
             instrs[c.b.name] = m
         elif c.b is not None and c.b.name in a_comp_names:
             comps[c.b.name] = c.b.name + ".new"
-    return P._Names(comps, instrs)
+    return P.Names(comps, instrs)
 
 
 def _canonical_text(m: ir.Module, ignore: frozenset, names) -> str:
     opts = _print_options(ignore)
-    out = [P._header_text(m), ""]
+    out = [P.header_text(m), ""]
     if m.stack_frames and not opts.strip_metadata:
-        out += [P._tables_text(m.stack_frames), "", ""]
+        out += [P.tables_text(m.stack_frames), "", ""]
     for comp in m.computations:
         out += [P.computation_text(comp, opts, names), ""]
     text = "\n".join(out) + "\n"

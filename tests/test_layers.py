@@ -199,12 +199,50 @@ def cycles(edges) -> list[frozenset[str]]:
     return out
 
 
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+@functools.lru_cache(maxsize=None)
+def _private_attributes_of(mod: str, path_text: str, _mtime: int) -> list[tuple[str, str, int]]:
+    """[(module, name, line)]: `alias._name` where alias is a package module imported into `mod`
+    (`from ..syntax import printer as P` ... `P._Names`): a private use the import scan cannot see."""
+    path = Path(path_text)
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    is_pkg = path.name == "__init__.py"
+    here = mod.split(".") if mod else []
+    pkg = here if is_pkg else here[:-1]
+    aliases: dict[str, str] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom) and n.level:
+            base = pkg[:len(pkg) - (n.level - 1)] if n.level > 1 else pkg
+            target = ".".join(base + ([n.module] if n.module else []))
+            for a in n.names:
+                sub = f"{target}.{a.name}" if target else a.name
+                if sub in MODULES:
+                    aliases[a.asname or a.name] = sub
+        elif isinstance(n, ast.Import):
+            for a in n.names:
+                if a.name.startswith("hlo_interp.") and a.asname:
+                    aliases[a.asname] = a.name[len("hlo_interp."):]
+    out = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in aliases \
+                and _private(n.attr) and aliases[n.value.id] != mod:
+            out.append((aliases[n.value.id], n.attr, n.lineno))
+    return out
+
+
 def private_imports() -> dict[tuple[str, str, str], int]:
+    """Private names of one module used by another: imported (`from X import _name`) or reached
+    through an imported module (`X._name`)."""
     out = {}
     for mod, path in MODULES.items():
         for target, name, line in _imports(mod, path):
-            if name.startswith("_") and not name.startswith("__") and target != mod:
+            if _private(name) and target != mod:
                 out.setdefault((mod, target, name), line)
+        for target, name, line in _private_attributes_of(mod, str(path), path.stat().st_mtime_ns):
+            out.setdefault((mod, target, name), line)
     return out
 
 
@@ -255,5 +293,9 @@ def test_the_checks_see_a_bad_import(tmp_path):
         MODULES = dict(saved, types=fake)
         assert ("types", "evaluator") in upward_imports()
         assert any({"types", "evaluator"} <= c for c in cycles(_edges()))
+        fake = tmp_path / "diff_render.py"
+        fake.write_text("from .syntax import printer as P\n\ndef f(m):\n    return P._Names(m)\n")
+        MODULES = dict(saved, diff_render=fake)
+        assert ("diff_render", "syntax.printer", "_Names") in private_imports()
     finally:
         MODULES = saved

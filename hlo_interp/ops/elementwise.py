@@ -798,7 +798,7 @@ def _shift_impl(which: str):
         if not _is_int(dt):
             return None
         w = nx.bit_width(dt)
-        ct = nx._SINT_OF_SIZE[8]  # compute in int64 / uint64
+        ct = nx.SINT_OF_SIZE[8]  # compute in int64 / uint64
         signed = _kind(dt) == "sint"
 
         def g(a, b):
@@ -898,7 +898,7 @@ def total_order_key(x: np.ndarray) -> np.ndarray:
     w = nx.bit_width(x.dtype)
     if nx.ptype(x.dtype).name == "f8e8m0fnu":  # unsigned format: the bits are the order
         return u.astype(np.int16)
-    sdt = nx._SINT_OF_SIZE[max(u.dtype.itemsize, 1)]
+    sdt = nx.SINT_OF_SIZE[max(u.dtype.itemsize, 1)]
     if w < 8:
         v = u.astype(np.int16)
         sign = (v >> (w - 1)) & 1
@@ -930,7 +930,7 @@ def _compare_impl(dt, fn, ctype, direction):
         if ctype == "UNSIGNED" and k == "sint":
             return lambda a, b: fn(nx.to_bits(a), nx.to_bits(b))
         if ctype == "SIGNED" and k == "uint":
-            sdt = nx._SINT_OF_SIZE[dt.itemsize]
+            sdt = nx.SINT_OF_SIZE[dt.itemsize]
             if nx.is_sub_byte_int(dt):
                 w = nx.bit_width(dt)
                 return lambda a, b: fn(*(np.where(v >= 1 << (w - 1), v - (1 << w), v)

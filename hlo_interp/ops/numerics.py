@@ -20,10 +20,10 @@ F32 = np.dtype(np.float32)
 F64 = np.dtype(np.float64)
 BOOL = np.dtype(np.bool_)
 
-_UINT_OF_SIZE = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
-                 8: np.dtype(np.uint64)}
-_SINT_OF_SIZE = {1: np.dtype(np.int8), 2: np.dtype(np.int16), 4: np.dtype(np.int32),
-                 8: np.dtype(np.int64)}
+UINT_OF_SIZE = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
+                8: np.dtype(np.uint64)}
+SINT_OF_SIZE = {1: np.dtype(np.int8), 2: np.dtype(np.int16), 4: np.dtype(np.int32),
+                8: np.dtype(np.int64)}
 
 _BY_DTYPE: dict[np.dtype, PrimitiveType] = {t.dtype: t for t in PRIMITIVE_TYPES.values()
                                             if t.dtype is not None}
@@ -88,7 +88,7 @@ def bit_width(dtype: np.dtype) -> int:
 @lru_cache(maxsize=None)
 def bits_dtype(dtype: np.dtype) -> np.dtype:
     """The unsigned NumPy integer type holding one element's bit pattern (uint8 for sub-byte types)."""
-    return _UINT_OF_SIZE[np.dtype(dtype).itemsize]
+    return UINT_OF_SIZE[np.dtype(dtype).itemsize]
 
 
 def to_bits(x: np.ndarray) -> np.ndarray:
@@ -101,7 +101,7 @@ def to_bits(x: np.ndarray) -> np.ndarray:
         if t.is_integral:
             return (x.astype(np.int16) & ((1 << t.bits) - 1)).astype(np.uint8)
         return contig(x).view(np.uint8) & np.uint8((1 << t.bits) - 1)
-    return contig(x).view(_UINT_OF_SIZE[dt.itemsize])
+    return contig(x).view(UINT_OF_SIZE[dt.itemsize])
 
 
 def from_bits(u: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -119,7 +119,7 @@ def from_bits(u: np.ndarray, dtype: np.dtype) -> np.ndarray:
         if t.kind == "uint":
             return v.astype(dtype)
         return contig(v.astype(np.uint8)).view(dtype)
-    return contig(np.asarray(u).astype(_UINT_OF_SIZE[dtype.itemsize])).view(dtype)
+    return contig(np.asarray(u).astype(UINT_OF_SIZE[dtype.itemsize])).view(dtype)
 
 
 def wrap_int(x: np.ndarray, dtype: np.dtype) -> np.ndarray:

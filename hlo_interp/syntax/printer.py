@@ -392,7 +392,8 @@ def computation_text(comp: ir.Computation, opts: PrintOptions = PrintOptions(), 
     return "\n".join(lines)
 
 
-def _header_text(m: ir.Module) -> str:
+def header_text(m: ir.Module) -> str:
+    """The `HloModule name, key=value, ...` line."""
     kinds = {s.name: s.kind for s in HEADER_ATTRS}
     parts = [f"HloModule {m.name}"]
     for key, val in m.attrs.items():
@@ -400,7 +401,8 @@ def _header_text(m: ir.Module) -> str:
     return ", ".join(parts)
 
 
-def _tables_text(t: ir.StackFrameTables) -> str:
+def tables_text(t: ir.StackFrameTables) -> str:
+    """The stack-frame tables (FileNames, FunctionNames, FileLocations, StackFrames) as XLA prints them."""
     blocks = []
     for title, rows in (("FileNames", t.file_names), ("FunctionNames", t.function_names),
                         ("FileLocations", t.file_locations), ("StackFrames", t.stack_frames)):
@@ -414,13 +416,13 @@ def _tables_text(t: ir.StackFrameTables) -> str:
 
 
 @dataclass
-class _Names:
+class Names:
     """Renaming for --canonical-names: computations by position, instructions tmp_N per computation."""
     computations: dict[str, str]
     instructions: dict[str, dict[str, str]]
 
 
-def canonical_names(m: ir.Module) -> _Names:
+def canonical_names(m: ir.Module) -> Names:
     """Names that depend only on structure and order, like XLA's canonical printing (tmp_0, tmp_1,
     ... in each computation), so two dumps that differ only in numbering print the same."""
     comps: dict[str, str] = {}
@@ -433,7 +435,7 @@ def canonical_names(m: ir.Module) -> _Names:
             n += 1
     instrs = {comp.name: {ins.name: f"tmp_{i}" for i, ins in enumerate(comp.instructions)}
               for comp in m.computations}
-    return _Names(comps, instrs)
+    return Names(comps, instrs)
 
 
 def to_text(m: ir.Module, opts: Optional[PrintOptions] = None, **kw) -> str:
@@ -441,9 +443,9 @@ def to_text(m: ir.Module, opts: Optional[PrintOptions] = None, **kw) -> str:
     if opts is None:
         opts = PrintOptions(**kw)
     names = canonical_names(m) if opts.canonical_names else None
-    out = [_header_text(m), ""]
+    out = [header_text(m), ""]
     if m.stack_frames and not opts.strip_metadata:
-        out.append(_tables_text(m.stack_frames))
+        out.append(tables_text(m.stack_frames))
         out.append("")
         out.append("")
     for comp in m.computations:
