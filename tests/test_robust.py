@@ -1,6 +1,6 @@
-"""Untrusted dumps (issue 12): every command, given a hostile input, ends with a located error or a
+"""Untrusted dumps: every command, given a hostile input, ends with a located error or a
 one-line message and exit 0/1/2 (141 for a closed pipe): no traceback, no runaway memory or time, no
-wrong answer, nothing half-written.  Each test uses the exact input the issue describes."""
+wrong answer, nothing half-written.  Each test uses the exact input of the finding it pins."""
 import os
 import resource
 import subprocess

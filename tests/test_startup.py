@@ -1,4 +1,4 @@
-"""Start-up (issue 16): `hlo fmt` and `hlo check` import neither NumPy, ml_dtypes, SciPy, rich, Lark nor
+"""Start-up: `hlo fmt` and `hlo check` import neither NumPy, ml_dtypes, SciPy, rich, Lark nor
 the evaluator; the precomputed LALR table is that of grammar/hlo.lark and parses exactly as Lark's own
 analysis; the NumPy-free literal path gives the values and texts of the NumPy path."""
 import math

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Long fuzz run for issue 12: every command on mutated modules, under a memory limit.
+"""Long fuzz run: every command on mutated modules, under a memory limit.
 
 Each mutant (a corpus module after 1-4 random edits: numbers made huge, negative or zero, opcodes,
 operands and shapes swapped, text deleted, duplicated or cut, hostile pieces inserted) goes through

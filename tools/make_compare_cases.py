@@ -13,7 +13,7 @@
     random_mlp/          jax.random (threefry) initialising and running a 2-layer MLP with dropout:
                          w1, w2 ~ normal, keep ~ bernoulli(0.9); y = relu(x @ w1) * keep / 0.9 @ w2
                          (both with before.hlo, after.hlo, inputs.npz, expected.npz)
-    backend_config/      one compilation, printed twice (issue 11):
+    backend_config/      one compilation, printed twice (backend_config compared as JSON):
         compiled.hlo     jax.jit(f).lower(x).compile().as_text()
         dump.cpu_after_optimizations.txt   what --xla_dump_to wrote for that same compilation
 

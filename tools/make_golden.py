@@ -1271,7 +1271,7 @@ ENTRY main {
 
 
 # ==================================================================================================
-# whole programs (issue 5, item 4): real JAX models, run from both the pre-optimization text and
+# whole programs: real JAX models, run from both the pre-optimization text and
 # XLA:CPU's optimized text (fusions, bitcasts, copies, LAPACK/DUCC custom calls)
 
 # Stated tolerances of the model family (each case's `note` says why it needs one).

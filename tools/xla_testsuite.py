@@ -410,7 +410,7 @@ _MULTI_DEVICE = ("single-device run", "the entry's shape on one device", "is out
 def _outcome(r) -> str:
     """`our error` on a module written for several devices is its own class: XLA:CPU runs it on one
     device (a collective over a group naming absent devices then returns its operand), we say which
-    --replicas/--partitions run it (hlo-run runs them by default; issue 13 items 15 and 17)."""
+    --replicas/--partitions run it (hlo-run runs them by default)."""
     if r["outcome"] == "our error" and any(m in (r.get("our_error") or "") for m in _MULTI_DEVICE):
         return "multi-device"
     return r["outcome"]

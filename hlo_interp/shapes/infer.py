@@ -393,7 +393,7 @@ def rule_for(opcode: str) -> Optional[Callable[[Ctx], Optional[Shape]]]:
 
 # Verifier checks beside the rules: a family module may register, for an opcode, the checks XLA's
 # verifier makes beyond its shape rule (as XLA's ShapeVerifier has a handler per opcode).  verify.py's
-# checker (`chk`, which reports through chk.add) runs them at four points, each with its arguments:
+# checker (`chk`, which reports through chk.add) runs them at five points, each with its arguments:
 #   "attributes"  check(chk, comp, ins)                 after the schema's required attributes
 #   "operands"    check(chk, comp, ins)                 the operand count (E103) of an opcode whose count is
 #                 not its fixed arity (variadic ones, dot's sparsity); False: the operands are unusable
