@@ -57,7 +57,8 @@ def _split_inputs_inits(c: Ctx) -> tuple[list, list]:
     return c.ops[:n], c.ops[n:]
 
 
-def _reduce(c: Ctx) -> Shape:
+def _same_dims_inputs(c: Ctx):
+    """reduce's and reduce-window's (inputs, inits): the inputs arrays of one set of dimensions."""
     inputs, inits = _split_inputs_inits(c)
     for i in range(len(inputs)):
         c.array_op(i, f"input {i}")
@@ -66,6 +67,12 @@ def _reduce(c: Ctx) -> Shape:
         if not same_dims(first, s):
             raise ShapeError(f"all reduced tensors must have the same dimensions; tensor 0 has shape "
                              f"{human(first)}, tensor {i} has shape {human(s)}")
+    return inputs, inits
+
+
+def _reduce(c: Ctx) -> Shape:
+    inputs, inits = _same_dims_inputs(c)
+    first = inputs[0]
     dims = c.dims_attr()
     for d in dims:
         if not 0 <= d < first.rank:
@@ -111,14 +118,8 @@ def window_output_dims(base: Sequence[int], window: ir.Window, what: str) -> lis
 
 
 def _reduce_window(c: Ctx) -> Shape:
-    inputs, inits = _split_inputs_inits(c)
-    for i in range(len(inputs)):
-        c.array_op(i, f"input {i}")
+    inputs, inits = _same_dims_inputs(c)
     first = inputs[0]
-    for i, s in enumerate(inputs[1:], 1):
-        if not same_dims(first, s):
-            raise ShapeError(f"all reduced tensors must have the same dimensions; tensor 0 has shape "
-                             f"{human(first)}, tensor {i} has shape {human(s)}")
     result = verify_reducer(c, c.computation("to_apply"), inits, [s.element_type for s in inputs])
     window = c.attr("window") or ir.Window(())
     dims = window_output_dims(first.dims, window, "reduce-window")
