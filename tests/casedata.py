@@ -260,3 +260,16 @@ def compare_leaf(got: Any, want: np.ndarray, rule: Any) -> Optional[str]:
 def valid_rule(rule: Any) -> bool:
     return rule in ("exact", "bits") or (isinstance(rule, dict) and bool(rule)
                                          and set(rule) <= {"rtol", "atol", "ulp", "scaled"})
+
+
+def small_values(dtype, shape, seed):
+    """Seeded small integers in [-3, 3] as `dtype` (pred: > 0; unsigned: |r|; complex: r + i*reversed r),
+    exact in every element type: inputs for hand-derived expected values."""
+    r = np.random.default_rng(seed).integers(-3, 4, shape)
+    if np.dtype(dtype) == np.bool_:
+        return (r > 0)
+    if np.dtype(dtype).kind == "u":
+        r = np.abs(r)
+    if np.dtype(dtype).kind == "c":
+        return (r + 1j * r[::-1]).astype(dtype)
+    return r.astype(dtype)

@@ -3,7 +3,6 @@
 refuses 4 operands), the semantics from XLA's sources (see ops/collectives.py)."""
 from __future__ import annotations
 
-
 import ml_dtypes
 import numpy as np
 import pytest
@@ -12,6 +11,7 @@ import hlo_interp
 from hlo_interp import HloError
 from hlo_interp.spmd import run_spmd
 
+from casedata import small_values
 
 
 # --------------------------------------------------------------------------------------------------
@@ -36,22 +36,11 @@ _TYPES = [("pred", np.bool_), ("s4", ml_dtypes.int4), ("s8", np.int8), ("u16", n
           ("c128", np.complex128)]
 
 
-def _vals(dtype, shape, seed):
-    r = np.random.default_rng(seed).integers(-3, 4, shape)
-    if np.dtype(dtype) == np.bool_:
-        return (r > 0)
-    if np.dtype(dtype).kind == "u":
-        r = np.abs(r)
-    if np.dtype(dtype).kind == "c":
-        return (r + 1j * r[::-1]).astype(dtype)
-    return r.astype(dtype)
-
-
 @pytest.mark.parametrize("t,dtype", _TYPES, ids=[t for t, _ in _TYPES])
 def test_in_place_permute_every_type(t, dtype):
     # pairs 0->1->2->3: device d+1's output rows [2,4) get device d's input rows [1,3); device 0 (no
     # source) keeps its output buffer; every other row of every output is untouched
-    ins = [[_vals(dtype, (4, 2), 10 + d), _vals(dtype, (6, 2), 20 + d)] for d in range(4)]
+    ins = [[small_values(dtype, (4, 2), 10 + d), small_values(dtype, (6, 2), 20 + d)] for d in range(4)]
     got = run_spmd(hlo_interp.parse(_CP.format(t=t)), ins, 4, 1, timeout=20)
     for d in range(4):
         want = ins[d][1].copy()

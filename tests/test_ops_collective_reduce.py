@@ -1,28 +1,17 @@
 """collective-reduce (XLA:GPU only in XLA; hand-derived from its semantics)."""
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
 import hlo_interp
 from hlo_interp.spmd import run_spmd
 
+from casedata import small_values
 
 
 # --------------------------------------------------------------------------------------------------
 # collective-reduce (XLA:GPU only in XLA; hand-derived from its semantics)
-
-def _vals(dtype, shape, seed):
-    r = np.random.default_rng(seed).integers(-3, 4, shape)
-    if np.dtype(dtype) == np.bool_:
-        return (r > 0)
-    if np.dtype(dtype).kind == "u":
-        r = np.abs(r)
-    if np.dtype(dtype).kind == "c":
-        return (r + 1j * r[::-1]).astype(dtype)
-    return r.astype(dtype)
-
 
 _CR = """HloModule m, replica_count=4
 add {{
@@ -41,7 +30,7 @@ ENTRY e {{
                                         ("u8", np.uint8, "add"), ("f64", np.float64, "maximum"),
                                         ("s8", np.int8, "multiply"), ("pred", np.bool_, "or")])
 def test_collective_reduce(t, dtype, op):
-    xs = [_vals(dtype, (3,), 40 + d) for d in range(4)]
+    xs = [small_values(dtype, (3,), 40 + d) for d in range(4)]
     got = run_spmd(hlo_interp.parse(_CR.format(t=t, op=op)), [[x] for x in xs], 4, 1, timeout=20)
     f = {"add": np.add, "maximum": np.maximum, "multiply": np.multiply, "or": np.logical_or}[op]
     with np.errstate(over="ignore"):
