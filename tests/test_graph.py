@@ -19,6 +19,8 @@ import hlo_interp
 from hlo_interp import graph, graph_layout, graph_view
 from hlo_interp.cli import main as cli_main
 
+from synthetic import train_step
+
 ROOT = Path(__file__).resolve().parents[1]
 JAX = ROOT / "tests" / "corpus" / "jax"
 HAND = ROOT / "tests" / "corpus" / "handwritten"
@@ -582,40 +584,6 @@ def test_browser_transformer_whole_graph_at_load(tmp_path, engine, size):
     assert _colour_px(px, "#e07b22") + _colour_px(px, "#8a55c7") > 50  # reduce / dot blocks
 
 
-def _train_step(layers, fused=False):
-    """A generated training step of `layers` dense tanh layers (17 instructions a layer): a forward
-    chain, the backward chain reading each layer's saved activation, an SGD update of every weight and
-    bias, all returned in one tuple.  As deep and narrow as real ones, with a hundred parameters.
-    fused: each tanh is a kLoop fusion."""
-    ws = "".join(f"  w{k} = f32[16,16] parameter({2 * k + 2})\n  b{k} = f32[16] parameter({2 * k + 3})\n"
-                 for k in range(layers))
-    fwd, h = "", "x"
-    for k in range(layers):
-        fwd += (f"  d{k} = f32[8,16] dot({h}, w{k}), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}\n"
-                f"  bb{k} = f32[8,16] broadcast(b{k}), dimensions={{1}}\n  z{k} = f32[8,16] add(d{k}, bb{k})\n"
-                + (f"  h{k} = f32[8,16] fusion(z{k}), kind=kLoop, calls=act\n" if fused else f"  h{k} = f32[8,16] tanh(z{k})\n"))
-        h = f"h{k}"
-    bwd, g, outs = f"  g{layers} = f32[8,16] multiply({h}, {h})\n", f"g{layers}", []
-    for k in reversed(range(layers)):
-        prev = "x" if k == 0 else f"h{k - 1}"
-        bwd += (f"  hh{k} = f32[8,16] multiply(h{k}, h{k})\n  t{k} = f32[8,16] subtract(ones, hh{k})\n"
-                f"  gz{k} = f32[8,16] multiply({g}, t{k})\n"
-                f"  gw{k} = f32[16,16] dot({prev}, gz{k}), lhs_contracting_dims={{0}}, rhs_contracting_dims={{0}}\n"
-                f"  gb{k} = f32[16] reduce(gz{k}, zero), dimensions={{0}}, to_apply=sum\n"
-                f"  g{k} = f32[8,16] dot(gz{k}, w{k}), lhs_contracting_dims={{1}}, rhs_contracting_dims={{1}}\n"
-                f"  lw{k} = f32[16,16] broadcast(lr), dimensions={{}}\n  sw{k} = f32[16,16] multiply(lw{k}, gw{k})\n"
-                f"  nw{k} = f32[16,16] subtract(w{k}, sw{k})\n  lb{k} = f32[16] broadcast(lr), dimensions={{}}\n"
-                f"  sb{k} = f32[16] multiply(lb{k}, gb{k})\n  nb{k} = f32[16] subtract(b{k}, sb{k})\n")
-        g = f"g{k}"
-        outs += [f"nw{k}", f"nb{k}"]
-    shapes = ", ".join("f32[16,16]" if o[1] == "w" else "f32[16]" for o in outs)
-    return ("HloModule train_step\n\nsum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
-            "  ROOT s = f32[] add(a, b)\n}\n\nact {\n  p = f32[8,16] parameter(0)\n  ROOT t = f32[8,16] tanh(p)\n}\n\n"
-            "ENTRY main {\n  x = f32[8,16] parameter(0)\n  lr = f32[] parameter(1)\n"
-            + ws + fwd + "  one = f32[] constant(1)\n  ones = f32[8,16] broadcast(one), dimensions={}\n"
-            "  zero = f32[] constant(0)\n" + bwd + f"  ROOT out = ({shapes}) tuple({', '.join(outs)})\n}}\n")
-
-
 @needs_browser
 @pytest.mark.parametrize("engine", ["dot", "browser"])
 def test_browser_deep_model_overview(tmp_path, engine):
@@ -625,7 +593,7 @@ def test_browser_deep_model_overview(tmp_path, engine):
     block is at least 5 px tall and the blocks cover at least 8% of the pane."""
     if engine == "dot" and DOT is None:
         pytest.skip("Graphviz 'dot' is not installed")
-    m = hlo_interp.parse(_train_step(56))
+    m = hlo_interp.parse(train_step(56))
     assert len(m.entry.instructions) == 1015
     page = graph.to_html(m, engine=engine)
     r = _measure(page, tmp_path)
@@ -634,7 +602,7 @@ def test_browser_deep_model_overview(tmp_path, engine):
     assert p["cols"] >= 4 and p["block_h"] >= 5 and p["ink"] >= 0.08, p
     assert p["layers"]["params_top"] and p["layers"]["root_bottom"]
     if engine == "dot":  # with its 56 activations as fusions, opened at load: still folded
-        r = _measure(graph.to_html(hlo_interp.parse(_train_step(56, fused=True)), expand_fusions=True, engine=engine),
+        r = _measure(graph.to_html(hlo_interp.parse(train_step(56, fused=True)), expand_fusions=True, engine=engine),
                      tmp_path)
         _check_fitted(r)
         p = r["panes"][0]

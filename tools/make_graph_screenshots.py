@@ -45,8 +45,9 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     shot(graph.to_html(parse("grad_transformer_block.before.hlo")), "graph_overview.png")
     shot(graph.to_html(parse("grad_cnn.after.hlo"), expand_fusions=True), "graph_fusions.png")
-    from tests.test_graph import _train_step  # the tests' generated 1,015-instruction training step
-    shot(graph.to_html(hlo_interp.parse(_train_step(56))), "graph_deep.png")
+    sys.path.insert(0, str(ROOT / "tests"))
+    from synthetic import train_step  # the generated 1,015-instruction training step
+    shot(graph.to_html(hlo_interp.parse(train_step(56))), "graph_deep.png")
     shot(graph.to_html(parse("while_loop_tuple_carry.after.hlo"), expand_all=True), "graph_while.png",
          fragment="#region_0.4/copy.4")
     a, b = (ROOT / "tests" / "data" / "diff" / f"fusion.{s}.hlo" for s in "ab")
