@@ -78,6 +78,47 @@ def _load_npy_bytes(data: bytes, name: str):
     return _parse_npy(data, name)  # what NumPy refuses: our reader, which says what is wrong
 
 
+def _stored_npy(data: bytearray, info: zipfile.ZipInfo):
+    """The array of an uncompressed .npz member (np.savez's), as a view of the file's bytes: no copy
+    (the arrays of a large input file are not copied three times over).  Its CRC is checked as
+    zipfile would.  None for anything else (compressed, an unusual header, a type NumPy does not
+    know): the general reader handles those, and their errors."""
+    import numpy as np
+    if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 0x1:
+        return None
+    off = info.header_offset
+    local = bytes(data[off:off + 30])
+    if len(local) < 30 or local[:4] != b"PK\x03\x04":
+        return None
+    start = off + 30 + int.from_bytes(local[26:28], "little") + int.from_bytes(local[28:30], "little")
+    end = start + info.compress_size
+    if end > len(data):
+        return None
+    body = memoryview(data)[start:end]
+    if zlib.crc32(body) != info.CRC:
+        return None  # (the general reader reports the damage)
+    try:
+        head = io.BytesIO(body[:min(len(body), 1 << 16)])
+        version = np.lib.format.read_magic(head)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(head)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(head)
+        else:
+            return None
+    except (ValueError, TypeError, OSError, SyntaxError):
+        return None
+    if dtype.hasobject:
+        return None
+    count = 1
+    for d in shape:
+        count *= d
+    if head.tell() + count * dtype.itemsize != len(body):
+        return None
+    a = np.frombuffer(data, dtype=dtype, count=count, offset=start + head.tell())
+    return a.reshape(shape[::-1]).transpose() if fortran else a.reshape(shape)
+
+
 def half_of_memory() -> int:
     """Half of the machine's memory (MemTotal), or 8 GiB when it cannot be read: the default bound on
     what one run may allocate or read."""
@@ -142,7 +183,8 @@ def load_arrays(path, max_bytes: "int | None" = None,
                                          f"({allowed} bytes): refused before inflating it")
                 for info in members:
                     key = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
-                    out[key] = _load_npy_bytes(z.read(info), f"{path}[{key}]")
+                    a = _stored_npy(data, info)
+                    out[key] = a if a is not None else _load_npy_bytes(z.read(info), f"{path}[{key}]")
                 return out
         except InputError:
             raise

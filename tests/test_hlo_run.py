@@ -491,3 +491,27 @@ def test_corrupt_deflate_npz_is_an_input_error(tmp_path):
     from hlo_interp.files import InputError
     with pytest.raises(InputError, match="bad.npz: damaged .npz file"):
         load_input_file(str(tmp_path / "bad.npz"))
+
+
+def test_stored_npz_members_are_views_of_the_file_and_still_checked(tmp_path):
+    """np.savez's uncompressed members come back as writable views of the bytes read (no copies), with
+    the same values, dtypes, shapes and memory order as np.load gives; a member whose bytes do not match
+    its CRC is the same input error as before."""
+    arrays = {"a": np.arange(12, dtype=np.float32).reshape(3, 4), "f": np.asfortranarray(np.arange(6.0).reshape(2, 3)),
+              "s": np.array(7, np.int64), "e": np.zeros((0, 3), np.int8), "b": Y}
+    np.savez(tmp_path / "m.npz", **arrays)
+    got = load_input_file(str(tmp_path / "m.npz"))
+    want = np.load(tmp_path / "m.npz")
+    for k in arrays:
+        g, w = got[k], want[k]
+        assert g.dtype == w.dtype and g.shape == w.shape and g.flags.f_contiguous == w.flags.f_contiguous, k
+        np.testing.assert_array_equal(g, w)
+        assert g.flags.writeable, k
+    assert got["a"].base is not None  # a view, not a copy
+    d = bytearray((tmp_path / "m.npz").read_bytes())
+    at = d.index(np.arange(12, dtype=np.float32).tobytes())
+    d[at + 4] ^= 0xFF
+    (tmp_path / "bad.npz").write_bytes(bytes(d))
+    from hlo_interp.files import InputError
+    with pytest.raises(InputError, match="bad.npz: damaged .npz file"):
+        load_input_file(str(tmp_path / "bad.npz"))
