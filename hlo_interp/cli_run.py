@@ -293,6 +293,7 @@ class RunRequest:
     max_bytes: Optional[str] = None  # the text given (4G, 512M, ...)
     max_iterations: Optional[int] = None
     no_verify: bool = False
+    cache: Optional[bool] = None     # --cache / --no-cache (None: by size, see hlo_interp.cache)
     fake_constants: bool = False
     keep_denormals: bool = False
     computation: Optional[str] = None
@@ -415,6 +416,10 @@ def _parse_bytes(text: str) -> int:
 @click.option("--no-verify", "no_verify", is_flag=True,
               help="Run without verifying the module first (by default what `hlo check` calls an error "
                    "stops the run, exit 2: a module XLA would refuse has no right answer).")
+@click.option("--cache/--no-cache", "cache", default=None,
+              help="Keep the parsed and verified module in the user's cache folder and reuse it when the "
+                   "same text is run again [default: for texts of 256 KiB or more; HLO_INTERP_CACHE=0 "
+                   "turns it off, =1 on for any size].")
 @click.option("--fake-constants", is_flag=True,
               help="Run modules whose large constants were elided as {...}, with deterministic random values.")
 @click.option("--keep-denormals", is_flag=True,
@@ -627,6 +632,52 @@ class _DebugOptions:
             return False
 
 
+def _load_module(opts: RunRequest):
+    """(module, the dumps.Loaded it came from, (cache, key) or None) for the run, verified unless
+    --no-verify.  A text file may come from the module cache (hlo_interp.cache; then Loaded is None: a
+    plain text file has no snapshot, recorded result or folder around it), and a text parsed here goes
+    into it; (cache, key) is where its plans' code goes."""
+    cache = key = None
+    path = opts.module
+    if opts.cache is not False and path != "-" and opts.module_name is None and opts.stage is None \
+            and not path.lower().endswith(".pb"):
+        try:
+            st = os.stat(path)
+        except OSError:
+            st = None  # (the ordinary path says what is wrong)
+        import stat
+        from .diagnostics import MAX_MODULE_BYTES
+        if st is not None and stat.S_ISREG(st.st_mode) and st.st_size <= MAX_MODULE_BYTES:
+            from .cache import wanted
+            if wanted(st.st_size, opts.cache):
+                from .cache import ModuleCache
+                try:
+                    with open(path, "rb") as f:
+                        data = f.read(MAX_MODULE_BYTES + 1)
+                except OSError:
+                    data = None
+                if data is not None:
+                    cache = ModuleCache()
+                    key = cache.key(data, path)
+                    hit = cache.get(key)
+                    if hit is not None:
+                        mod, verified = hit
+                        if not opts.no_verify and not verified:
+                            verify_for_run(mod)
+                            cache.put(key, mod, True)
+                        return mod, None, (cache, key)
+    from .cli import load_module_arg
+    loaded = load_module_arg(opts.module, opts.module_name, opts.stage, "hlo-run")
+    mod = loaded.module
+    if not opts.no_verify:
+        verify_for_run(mod)
+    if cache is not None and loaded.text is not None and loaded.arguments is None and loaded.name == path:
+        key = cache.key(loaded.text.encode("utf-8"), path)
+        if cache.put(key, mod, not opts.no_verify):
+            return mod, loaded, (cache, key)
+    return mod, loaded, None
+
+
 def _snapshot_inputs(loaded, path, module_name, inputs_from, given: bool):
     """(recorded result or None, snapshot arguments or None) for a run: from the snapshot file being run,
     from --inputs-from SNAPSHOT, or (a dump folder, no inputs given) from the module's first snapshot."""
@@ -640,7 +691,7 @@ def _snapshot_inputs(loaded, path, module_name, inputs_from, given: bool):
             raise InputError(f"{inputs_from}: not an HloSnapshot (--xla_dump_hlo_snapshots writes "
                              f"*.snapshot.N.pb): it holds no arguments")
         return None, snap.arguments
-    if given:
+    if given or loaded is None:
         return None, None
     snap = loaded if loaded.arguments is not None else None
     if snap is None and path != "-" and Path(path).is_dir() and loaded.file.module_name is not None:
@@ -672,11 +723,7 @@ def _main(opts: RunRequest, dbg: _DebugOptions) -> int:
     if opts.max_iterations is not None and opts.max_iterations < 0:
         raise click.UsageError("--max-iterations must be >= 0")
     t0 = time.perf_counter()
-    from .cli import load_module_arg
-    loaded = load_module_arg(opts.module, opts.module_name, opts.stage, "hlo-run")
-    mod = loaded.module
-    if not opts.no_verify:
-        verify_for_run(mod)
+    mod, loaded, cached = _load_module(opts)
     recorded, snapshot_args = _snapshot_inputs(loaded, opts.module, opts.module_name, opts.inputs_from,
                                                given=bool(opts.inputs or opts.random_inputs))
     t1 = time.perf_counter()
@@ -731,9 +778,13 @@ def _main(opts: RunRequest, dbg: _DebugOptions) -> int:
     elif show_progress:
         from .debug import ProgressObserver
         observer = ProgressObserver(mod)
+    plan_code = cached[0].get_plans(cached[1]) if cached is not None else None
+    known = len(plan_code) if plan_code is not None else 0
     exe = build(mod, max_bytes=limit, max_iterations=opts.max_iterations, fake_constants=opts.fake_constants,
                 computation=opts.computation, denormals="keep" if opts.keep_denormals else "flush",
-                observer=observer)
+                observer=observer, plan_code=plan_code)
+    if cached is not None and len(plan_code) > known:
+        cached[0].put_plans(cached[1], plan_code)
     params = exe.params
     root_shape = exe.entry.root.shape
     if opts.output is not None and Path(opts.output).suffix.lower() == ".npy":

@@ -163,6 +163,9 @@ class EvalContext:
         self.device: Any = None
         # Loop iterations left in this run (the while kernels count down; Executable.execute resets it).
         self.loop_budget = [options.max_iterations]
+        # Compiled plan code by a digest of its generated source (compile()'s plan_code): the code of a
+        # source seen before is reused instead of compiled again.  None: compile every plan.
+        self.plan_code: Optional[dict] = None
 
     def computation(self, name: str, ins: Optional[ir.Instruction] = None) -> ir.Computation:
         comp = self._comps.get(name)
@@ -504,7 +507,16 @@ def _compile_computation(comp: ir.Computation, ctx: EvalContext, label: Optional
     # ~300k strings of a 100k-step plan first made compile() about 10% slower: allocator free lists.)
     source = "\n".join(lines) + "\n"
     ctx.plan_sources[label] = source
-    code = builtins.compile(source, f"<hlo-plan {comp.name}>", "exec")
+    filename = f"<hlo-plan {comp.name}>"
+    store = ctx.plan_code
+    if store is None:
+        code = builtins.compile(source, filename, "exec")
+    else:
+        import hashlib
+        digest = hashlib.blake2b(f"{filename}\n{source}".encode("utf-8", "surrogatepass"), digest_size=20).digest()
+        code = store.get(digest)
+        if code is None:
+            code = store[digest] = builtins.compile(source, filename, "exec")
     exec(code, glb)
     fn = glb["plan"]
     fn.__qualname__ = fn.__name__ = f"plan_{comp.name}"
@@ -652,7 +664,7 @@ class Executable:
     """A module whose plans are built: call it with the entry's arguments."""
 
     def __init__(self, module: ir.Module, options: RunOptions, computation: Optional[str] = None,
-                 device: Any = None):
+                 device: Any = None, plan_code: Optional[dict] = None):
         load_all()
         self.module = module
         self.options = options
@@ -667,6 +679,7 @@ class Executable:
                                filename=module.filename or None) from None
         self.ctx = EvalContext(module, options)
         self.ctx.device = device  # set before any plan is built: collective kernels read it
+        self.ctx.plan_code = plan_code
         self.params = ordered_parameters(self.entry)
         self._fn = self.ctx.call(self.entry.name)
         self._build_called()
@@ -817,12 +830,14 @@ def make_options(max_bytes=None, max_iterations=None, fake_constants=False, vali
 
 def compile(module: ir.Module, *, max_bytes: Optional[int] = None, max_iterations: Optional[int] = None,
             fake_constants: bool = False, validate: bool = False, computation: Optional[str] = None,
-            denormals: str = "flush", observer: Any = None) -> Executable:
+            denormals: str = "flush", observer: Any = None, plan_code: Optional[dict] = None) -> Executable:
     """Build the plans of every computation reachable from the entry (or from `computation`, to run one
     computation of the module on its own, e.g. a fusion while bisecting); raises HloError, located.
-    observer: see Observer (hlo_interp.debug builds the usual ones)."""
+    observer: see Observer (hlo_interp.debug builds the usual ones).  plan_code: a dict of compiled plan
+    code by source digest, used and filled (a later build of the same module reuses it: the module
+    cache keeps it between runs)."""
     return Executable(module, make_options(max_bytes, max_iterations, fake_constants, validate, denormals,
-                                       observer), computation)
+                                       observer), computation, plan_code=plan_code)
 
 
 def _fingerprint(module: ir.Module) -> tuple:

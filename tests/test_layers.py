@@ -44,6 +44,7 @@ LAYER_OF = {
     "graph_layout": "tools", "graph_view": "tools", "diff": "tools", "diff_html": "tools",
     "diff_render": "tools", "debug": "tools", "sources": "tools", "spmd": "tools", "compare": "tools",
     "dumps": "tools", "bisect": "tools", "hloproto": "tools",
+    "cache": "tools",  # parsed modules and compiled plans kept between hlo-run's runs
     "cli": "cli", "cli_": "cli", "__main__": "cli",
     "": "api",  # hlo_interp/__init__.py: the public API on top of everything
 }

@@ -1,0 +1,205 @@
+"""The module cache (hlo_interp/cache.py): hlo-run reuses the parsed, verified module and its compiled
+plans of a text it ran before, with the same results and the same messages; damaged entries are
+ignored and rebuilt; the folder is bounded, private, and off when asked."""
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import hlo_interp
+from hlo_interp import cache as C
+from hlo_interp import types
+from hlo_interp.cli_run import main
+from hlo_interp.evaluator import compile as build
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "samples" / "mlp.before_optimizations.hlo"
+INPUTS = ROOT / "samples" / "mlp.inputs.npz"
+EXPECTED = ROOT / "samples" / "mlp.expected.npz"
+
+# A module the verifier rejects (an add of f32[2] and f32[3]), located at line 4, column 7.
+INVALID = """HloModule bad
+
+ENTRY main {
+  a = f32[2] parameter(0)
+  b = f32[3] parameter(1)
+  ROOT c = f32[2] add(a, b)
+}
+"""
+
+
+@pytest.fixture
+def cache_home(tmp_path, monkeypatch):
+    home = tmp_path / "xdg"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    monkeypatch.delenv(C.ENV, raising=False)
+    return home / "hlo-interp" / "modules"
+
+
+def run(*args):
+    r = CliRunner().invoke(main, [str(a) for a in args], env={"NO_COLOR": "1"}, catch_exceptions=False)
+    return r
+
+
+def entries(d: Path, kind: str = "pickle") -> list:
+    return sorted(d.glob(f"*.{kind}")) if d.exists() else []
+
+
+def no_parsing(monkeypatch):
+    """Make parsing fail loudly: a run that still works read its module from the cache."""
+    import hlo_interp.dumps
+
+    def refuse(*a, **k):
+        raise AssertionError("parsed although the module is in the cache")
+    monkeypatch.setattr(hlo_interp.dumps, "load_path", refuse)
+
+
+def test_second_run_reads_the_cache_and_gives_the_same_result(cache_home, tmp_path, monkeypatch):
+    hlo = tmp_path / "mlp.hlo"
+    hlo.write_text(SAMPLE.read_text())
+    r1 = run(hlo, "-i", INPUTS, "-o", tmp_path / "a.npz", "--compare", EXPECTED, "--cache")
+    assert r1.exit_code == 0, r1.output
+    assert len(entries(cache_home)) == 1 and len(entries(cache_home, "plans")) == 1
+    no_parsing(monkeypatch)
+    r2 = run(hlo, "-i", INPUTS, "-o", tmp_path / "b.npz", "--compare", EXPECTED, "--cache")
+    assert r2.exit_code == 0, r2.output
+    assert r2.stdout == r1.stdout
+    a, b = np.load(tmp_path / "a.npz"), np.load(tmp_path / "b.npz")
+    assert a.files == b.files and all(np.array_equal(a[k], b[k]) for k in a.files)
+    assert len(entries(cache_home)) == 1
+
+
+def test_small_texts_are_not_cached_unless_asked(cache_home, tmp_path, monkeypatch):
+    assert SAMPLE.stat().st_size < C.MIN_BYTES
+    assert run(SAMPLE, "-i", INPUTS, "--print", "none").exit_code == 0
+    assert entries(cache_home) == []
+    monkeypatch.setenv(C.ENV, "1")
+    assert run(SAMPLE, "-i", INPUTS, "--print", "none").exit_code == 0
+    assert len(entries(cache_home)) == 1
+
+
+def test_off_by_option_or_environment(cache_home, tmp_path, monkeypatch):
+    assert run(SAMPLE, "-i", INPUTS, "--print", "none", "--no-cache").exit_code == 0
+    monkeypatch.setenv(C.ENV, "0")
+    assert run(SAMPLE, "-i", INPUTS, "--print", "none").exit_code == 0
+    assert entries(cache_home) == []
+    assert not C.wanted(10 * C.MIN_BYTES) and C.wanted(1, True)
+    monkeypatch.delenv(C.ENV)
+    assert C.wanted(C.MIN_BYTES) and not C.wanted(C.MIN_BYTES - 1) and not C.wanted(C.MIN_BYTES, False)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty", "other key", "foreign class"])
+def test_a_damaged_entry_is_ignored_and_rebuilt(cache_home, tmp_path, damage):
+    hlo = tmp_path / "mlp.hlo"
+    hlo.write_text(SAMPLE.read_text())
+    assert run(hlo, "-i", INPUTS, "--print", "none", "--cache").exit_code == 0
+    [entry] = entries(cache_home)
+    good = entry.read_bytes()
+    if damage == "garbage":
+        entry.write_bytes(os.urandom(len(good)))
+    elif damage == "truncated":
+        entry.write_bytes(good[:len(good) // 2])
+    elif damage == "empty":
+        entry.write_bytes(b"")
+    elif damage == "other key":
+        entry.write_bytes(good.replace(entry.stem.encode(), b"0" * 64, 1))
+    else:  # a pickle that would call something outside the package's own classes
+        head = good[:good.index(b"\n", len(b"hlo-interp module cache 1\n")) + 1]
+        entry.write_bytes(head + pickle.dumps((os.system, False)))  # a reference to os.system
+    (cache_home / f"{entry.stem}.plans").write_bytes(b"not marshal data")
+    r = run(hlo, "-i", INPUTS, "--compare", EXPECTED, "--cache")
+    assert r.exit_code == 0, r.output
+    assert entry.read_bytes()[:len(good) // 2] == good[:len(good) // 2]  # rewritten whole
+    cache = C.ModuleCache(cache_home)
+    assert cache.get(entry.stem) is not None and cache.get_plans(entry.stem)
+
+
+def test_the_key_covers_text_name_and_package():
+    text = SAMPLE.read_bytes()
+    k = C.ModuleCache.key(text, "a.hlo")
+    assert k == C.ModuleCache.key(text, "a.hlo")
+    assert k != C.ModuleCache.key(text + b" ", "a.hlo")
+    assert k != C.ModuleCache.key(text, "b.hlo")  # messages name the file
+    saved = C._CODE_STAMP
+    try:
+        C._CODE_STAMP = b"another build of the package"
+        assert k != C.ModuleCache.key(text, "a.hlo")
+    finally:
+        C._CODE_STAMP = saved
+
+
+def test_an_invalid_module_is_refused_with_the_same_message_from_the_cache(cache_home, tmp_path):
+    bad = tmp_path / "bad.hlo"
+    bad.write_text(INVALID)
+    a, b = np.zeros(2, np.float32), np.zeros(3, np.float32)
+    np.savez(tmp_path / "in.npz", arg0=a, arg1=b)
+    first = run(bad, "-i", tmp_path / "in.npz", "--cache")
+    assert first.exit_code == 2 and "bad.hlo:6:" in first.stderr
+    assert entries(cache_home) == []  # rejected modules are not kept
+    # --no-verify keeps it (unverified); a verifying run still refuses it, with the same message
+    run(bad, "-i", tmp_path / "in.npz", "--cache", "--no-verify")
+    assert len(entries(cache_home)) == 1
+    again = run(bad, "-i", tmp_path / "in.npz", "--cache")
+    assert again.exit_code == 2 and again.stderr == first.stderr
+
+
+def test_the_folder_stays_under_its_bound(tmp_path):
+    cache = C.ModuleCache(tmp_path / "c", max_bytes=1)
+    mod = hlo_interp.parse(SAMPLE.read_text())
+    assert cache.put("a" * 64, mod, True)
+    assert cache.put("b" * 64, mod, True)  # over the bound: the older entry goes, the newest stays
+    assert [p.name for p in entries(tmp_path / "c")] == ["b" * 64 + ".pickle"]
+    (tmp_path / "c" / ".entry.x.tmp").write_bytes(b"left by a writer that died")
+    os.utime(tmp_path / "c" / ".entry.x.tmp", (0, 0))
+    cache.trim()
+    assert not (tmp_path / "c" / ".entry.x.tmp").exists()
+
+
+def test_a_folder_others_may_write_to_is_not_used(tmp_path):
+    d = tmp_path / "shared"
+    d.mkdir(mode=0o777)
+    os.chmod(d, 0o777)
+    cache = C.ModuleCache(d)
+    assert not cache.put("a" * 64, hlo_interp.parse(SAMPLE.read_text()), True)
+    assert entries(d) == []
+
+
+def test_round_trip_keeps_the_module_and_its_element_type_objects(tmp_path):
+    paths = sorted((ROOT / "tests" / "corpus").rglob("*.hlo"))[::25] + [SAMPLE]
+    cache = C.ModuleCache(tmp_path / "c")
+    for p in paths:
+        try:
+            mod = hlo_interp.parse(p.read_text(), str(p))
+        except hlo_interp.HloError:
+            continue
+        key = C.ModuleCache.key(p.read_bytes(), str(p))
+        assert cache.put(key, mod, False), p
+        back, verified = cache.get(key)
+        assert verified is False
+        assert back == mod and hlo_interp.to_text(back) == hlo_interp.to_text(mod), p
+        for comp in back.computations:
+            for ins in comp.instructions:
+                et = getattr(ins.shape, "element_type", None)
+                if et is not None:
+                    assert et is types.primitive_type(et.name), p
+
+
+def test_compiled_plan_code_is_reused():
+    mod = hlo_interp.parse(SAMPLE.read_text())
+    z = np.load(INPUTS)
+    args = [z[k] for k in sorted(z.files, key=lambda k: int(k[3:]))]
+    code: dict = {}
+    first = build(mod, plan_code=code)
+    assert code and all(type(c).__name__ == "code" for c in code.values())
+    import marshal
+    stored = marshal.loads(marshal.dumps(code))
+    again = build(hlo_interp.parse(SAMPLE.read_text()), plan_code=stored)
+    assert len(stored) == len(code)  # nothing compiled anew
+    assert again.ctx.plan_sources == first.ctx.plan_sources
+    for x, y in zip(first(*args), again(*args)):
+        np.testing.assert_array_equal(x, y)
