@@ -30,6 +30,7 @@ from .diagnostics import HloError, format_bytes
 from .in_place import callee_marks, in_place_elements
 from .opcodes import called_computation_attrs, opcodes_where
 from .ops import load_all
+from .ops.contraction import Plan as Contractions
 from .ops.numerics import flush_denormals as _flush_denormals
 from .ops.registry import KERNELS, TOKEN, error_at, unsupported
 
@@ -349,6 +350,7 @@ def build_plan(comp: ir.Computation, ctx: EvalContext) -> list[tuple]:
     nparams = sum(1 for i in instrs if i.opcode == "parameter")
     steps: list[tuple] = []
     consts: dict[int, Any] = {}  # slot -> value known when the plan is built
+    fma = Contractions(comp, ctx)  # XLA:CPU's fused multiply-adds (ops/contraction.py)
     ctx._scopes.append({i.name: i for i in comp.instructions})
     try:
         for k, ins in enumerate(instrs):
@@ -368,12 +370,12 @@ def build_plan(comp: ir.Computation, ctx: EvalContext) -> list[tuple]:
             if ins.opcode not in _NO_ALLOC:
                 ctx.check_alloc(ins)
             try:
-                fn = builder(ins, ctx)
+                fn, names = fma.step(ins, builder, ctx, lambda o: slot_of[o] in consts)
             except HloError:
                 raise
             except Exception as e:  # a kernel builder's bug: still a located message
                 raise error_at(ins, f"internal error preparing '{ins.opcode}': {type(e).__name__}: {e}") from e
-            ops = tuple(slot_of[o] for o in ins.operands)
+            ops = tuple(slot_of[o] for o in names)
             if ins.opcode in _FOLDABLE and all(o in consts for o in ops) and \
                     shape_bytes(ins.shape) <= _FOLD_MAX_BYTES:
                 fn = _fold(fn, [consts[o] for o in ops], ins, ctx)

@@ -128,19 +128,19 @@ FAMILIES = [
     ("cnn", "cnn_train_step_f32", "after", {"conv_general_dilated.6", "convolution", "convolution.2"},
      False, (0.58, 14.6)),
     # layer 1 of 2 (the QKV, attention, output and MLP dots); bound 16 eps·max
-    ("transformer", "tf2_causal", "before", {f"dot_general.{k}" for k in range(13, 19)}, True, (2.61, 29.4)),
-    ("transformer", "tf2_causal", "after", {f"dot.{k}" for k in range(21, 27)}, True, (3.27, 27.1)),
+    ("transformer", "tf2_causal", "before", {f"dot_general.{k}" for k in range(13, 19)}, True, (2.61, 29.1)),
+    ("transformer", "tf2_causal", "after", {f"dot.{k}" for k in range(21, 27)}, True, (3.10, 26.1)),
     # the GRU cell's dots in the forward scans (the loss's and the jvp's); bound 8 eps·max
     ("rnn", "gru_scan_f32", "before", {f"dot_general.{k}" for k in (7, 8, 9, 10, 11, 12, 13, 21, 22, 23, 24, 25,
-                                                                     26, 27)}, True, (4.73, 20.9)),
+                                                                     26, 27)}, True, (4.73, 23.6)),
     ("rnn", "gru_scan_f32", "after", {f"dot_general.{k}" for k in list(range(0, 7)) + list(range(14, 21))},
-     True, (4.73, 20.9)),
+     True, (4.73, 23.6)),
     # the dense layer between the FFT filter and the solve; bound 16 eps·max
     ("linalg_fft", "linalg_fft", "before", {"dot_general.2"}, True, (3.16, 28.5)),
     ("linalg_fft", "linalg_fft", "after", {"dot.3"}, True, (3.16, 28.5)),
     # the MLP's output layer (64 terms) is caught; its first layer (32 terms) only just not: 17.4 and
     # 16.4 eps·max against 16 eps·max + 4 eps·|expected|
-    ("random", "random_mlp", "before", {"dot_general.3"}, True, (1.93, 26.5)),
+    ("random", "random_mlp", "before", {"dot_general.3"}, True, (1.93, 26.0)),
     ("random", "random_mlp", "after", {"dot_general.0"}, True, (1.93, 27.0)),
     ("random", "random_mlp", "before", {"dot_general.2"}, False, (1.93, 17.4)),
     ("random", "random_mlp", "after", {"dot_general.1"}, False, (1.93, 16.4)),

@@ -483,17 +483,18 @@ def test_plan_resolves_slots_and_frees_after_last_use():
     steps = exe.ctx.plan_steps["body"]
     by_name = {ins.name: (fn, ops, out, free) for fn, ops, out, ins, free in steps}
     slot = {name: v[2] for name, v in by_name.items()}
-    # operands resolved to slots ahead of time
-    assert by_name["x1"][1] == (slot["xm"], slot["fib"])
-    # xm and fib die at x1, their last use; p dies at its last get-tuple-element
-    assert set(by_name["x1"][3]) == {slot["xm"], slot["fib"]}
+    # operands resolved to slots ahead of time (x1 = add(multiply(x, kb), fib) runs as one fma of x, kb
+    # and fib, as XLA:CPU contracts it; the product xm computes nothing)
+    assert by_name["x1"][1] == (slot["x"], slot["kb"], slot["fib"])
+    # x, kb and fib die at x1, their last use; p dies at its last get-tuple-element
+    assert set(by_name["x1"][3]) == {slot["x"], slot["kb"], slot["fib"]}
     assert slot["p"] in by_name["x"][3] or slot["p"] in by_name["i"][3]
     # the root is never freed
     assert all(slot["t"] not in v[3] for v in by_name.values())
     # the constant and the broadcast of a constant are folded: no code runs for them
     src = exe.ctx.plan_sources["body"]
     assert f"v{slot['k']} =" not in src and f"v{slot['kb']} =" not in src
-    lo, hi = sorted((slot["xm"], slot["fib"]))
+    lo, hi = sorted((slot["x"], slot["fib"]))
     assert f"    del v{lo}, v{hi}\n" in src
 
 

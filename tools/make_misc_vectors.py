@@ -427,6 +427,15 @@ def family(cid: str) -> str:
     return "async"  # async-start/-update/-done, copy-start/-done
 
 
+# named differences of ours (case id -> {variant: reason}): strict xfails (tests/casedata.py)
+KNOWN = {
+    "bn_training_f16_2": {v: "XLA:CPU sums the two-element rows of x*x as fma(x0, x0, round(x1*x1)) (LLVM "
+                             "drops the loop's first `+ 0` for a square, then fuses the other product): a "
+                             "codegen detail hlo-run does not model (ops/contraction.py)"
+                          for v in ("before", "after")},
+}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only")
@@ -453,8 +462,9 @@ def main():
             src += "; XLA ran the equivalent text in 'ref', 'after' is its optimized module"
         if c.get("jref") is not None:
             src += "; XLA:CPU has no ragged-dot: outputs and 'after' from jax.lax.ragged_dot_general"
+        extra = ({"ref": c["ref"]} if c.get("ref") else {}) | ({"known": KNOWN[c["id"]]} if c["id"] in KNOWN else {})
         write_case(family(c["id"]), c["id"], {"before": before, "after": after}, args, outs, source=src,
-                   compare=c["compare"], extra={"ref": c["ref"]} if c.get("ref") else None)
+                   compare=c["compare"], extra=extra or None)
         n += 1
         print("ok", c["id"])
     print(f"{n} cases written")

@@ -497,30 +497,80 @@ def _round_odd_sum(s, err):
 
 
 def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """a*b + c with one rounding (IEEE fusedMultiplyAdd), elementwise on f32 or f64 arrays; NumPy has no
-    fma ufunc.  f32: the product is exact in f64, the f64 sum is rounded to odd (error-free TwoSum), and
-    the one conversion to f32 is then correctly rounded (53 >= 2*24 + 2).  f64: Dekker's exact product
-    and Boldo-Melquiond's emulation (TwoSum, then the low parts added with rounding to odd).  Infinite
-    or NaN operands, and products that overflow, give a*b + c (the same value an fma gives there)."""
+    """a*b + c with one rounding (IEEE fusedMultiplyAdd), elementwise on f16, f32 or f64 arrays; NumPy has
+    no fma ufunc.  f32: the product is exact in f64 and the f64 sum s is rounded once more to f32; that
+    second rounding can differ from a single one only when s lies exactly halfway between two f32 values
+    (or is below f32's normal range), and only those elements take the exact path: the f64 sum rounded
+    to odd (error-free TwoSum), whose one conversion to f32 is correctly rounded (53 >= 2*24 + 2).
+    f16: XLA:CPU computes a half fma as an f32 one rounded to f16 (the product of two halves is exact
+    in f32).  f64: Dekker's exact product and Boldo-Melquiond's emulation (TwoSum, then the low parts
+    added with rounding to odd).  Infinite or NaN operands, and products that overflow, give a*b + c (the
+    same value an fma gives there)."""
     a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
     dt = np.result_type(a, b, c)
     with np.errstate(all="ignore"):
-        if dt == np.float32:
-            a64, b64, c64 = a.astype(F64), b.astype(F64), c.astype(F64)
-            p = a64 * b64  # exact: 48 significant bits
-            s = p + c64
-            bb = s - p
-            err = (p - (s - bb)) + (c64 - bb)
-            return _round_odd_sum(s, err).astype(F32)
+        if dt == F32:
+            return _fma32(a, b, c)
+        if dt == F16:
+            return (np.multiply(a, b, dtype=F32) + c.astype(F32)).astype(F16)
         a, b, c = a.astype(F64, copy=False), b.astype(F64, copy=False), c.astype(F64, copy=False)
-        small = (np.abs(a * b) < 2.0 ** -900) & (np.abs(c) < 2.0 ** 400) & (a != 0) & (b != 0)
-        if small.any():
-            # a product below the normal range would be flushed (FTZ) before the sum, where a real fma
-            # keeps it exact: scale by a power of two (exact) and back (which flushes only the result)
-            sa = np.where(small, a * 2.0 ** 600, a)
-            sc = np.where(small, c * 2.0 ** 600, c)
-            return np.where(small, _fma64(sa, b, sc) * 2.0 ** -600, _fma64(a, b, c))
-        return _fma64(a, b, c)
+        r = _fma64(a, b, c)
+        # Dekker's split needs every part in the normal range (XLA:CPU flushes subnormals, and so do we
+        # while evaluating) and no overflow: elsewhere the operands are rescaled by powers of two
+        # (exact), and the result back (which rounds only the result):
+        #   a product below the normal range: a and c up, the result down;
+        #   a product that overflows where the exact sum need not: the larger factor and c down;
+        #   a factor near either end of the range (split parts that would underflow or overflow) with
+        #   a product in range: the smaller factor up and the larger down, the same product.
+        p = np.abs(a * b)
+        aa, ab = np.abs(a), np.abs(b)
+        small = (p < 2.0 ** -900) & (np.abs(c) < 2.0 ** 400) & (a != 0) & (b != 0)
+        big = p > 2.0 ** 1000
+        edge = ((aa > 2.0 ** 995) | (ab > 2.0 ** 995) | (aa < 2.0 ** -950) | (ab < 2.0 ** -950)) & \
+            (a != 0) & (b != 0)
+        redo = (small | big | edge) & np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
+        if redo.any():
+            shape = r.shape
+            a, b, c, aa, ab, small, big = (np.broadcast_to(x, shape)[redo] for x in (a, b, c, aa, ab, small, big))
+            r = np.array(r, copy=True).reshape(shape)
+            a_larger = aa >= ab
+            up, down = 2.0 ** 600, 2.0 ** -600
+            fc = np.where(small, up, np.where(big, down, 1.0))
+            f_larger = np.where(small, 1.0, down)
+            f_smaller = np.where(small, up, np.where(big, 1.0, up))
+            fa = np.where(a_larger, f_larger, f_smaller)
+            fb = np.where(a_larger, f_smaller, f_larger)
+            r[redo] = _fma64(a * fa, b * fb, c * fc) / fc
+        return r
+
+
+_F32_TAIL = (1 << 29) - 1  # the f64 significand bits below f32's last one
+_F32_HALF = 1 << 28  # ... when they say "exactly halfway between two f32 values"
+
+
+def _fma32(a, b, c):
+    s = np.empty(np.broadcast_shapes(a.shape, b.shape, c.shape), F64)
+    s[...] = a
+    np.multiply(s, b, out=s)  # exact: 48 significant bits
+    np.add(s, c, out=s)
+    r = s.astype(F32)
+    # the elements to redo exactly: s halfway between two f32 values, or below f32's normal range
+    small = np.abs(r) < np.float32(2.0 ** -125)
+    bits = s.view(np.int64)
+    if small.any():
+        small[small] = s[small] != 0
+        s = None
+    np.bitwise_and(bits, _F32_TAIL, out=bits)
+    hard = bits == _F32_HALF
+    hard |= small
+    if hard.any():
+        a64, b64, c64 = (np.broadcast_to(x, r.shape)[hard].astype(F64) for x in (a, b, c))
+        p = a64 * b64
+        t = p + c64
+        bb = t - p
+        err = (p - (t - bb)) + (c64 - bb)
+        r[hard] = _round_odd_sum(t, err).astype(F32)
+    return r
 
 
 def _fma64(a, b, c):
