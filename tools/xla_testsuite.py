@@ -4,7 +4,8 @@ git mirror of XLA's sources; nothing here is imported by hlo_interp or its tests
 
     python3 tools/xla_testsuite.py extract --repo DIR [--rev REV] [--out DIR]
     python3 tools/xla_testsuite.py parse   [--out DIR] [--match SUBSTR] [--show N]
-    python3 tools/xla_testsuite.py run     [--out DIR] [--match SUBSTR] [--show N] [--limit N] [--timeout S]
+    python3 tools/xla_testsuite.py run     [--out DIR] [--match SUBSTR] [--show N] [--limit N] [--every N]
+                                           [--timeout S] [--our-timeout S]
     python3 tools/xla_testsuite.py table   [--out DIR]
 
 extract  reads, at one revision of XLA's sources (`git show`, no checkout needed), the files
@@ -320,12 +321,15 @@ def run_stage(args) -> None:
     if args.grep:
         pat = re.compile(args.grep)
         man = [m for m in man if pat.search((out / "texts" / f"{m['id']}.hlo").read_text())]
+    if args.every > 1:  # an even sample: every N-th text XLA parses
+        man = man[args.every_offset::args.every]
     if args.limit:
         man = man[:args.limit]
     work = out / "run"
     work.mkdir(exist_ok=True)
     rj = out / "run.json"
-    old = {r["id"]: r for r in json.loads(rj.read_text())} if rj.exists() and (args.match or args.limit or args.ids) else {}
+    partial = args.match or args.limit or args.ids or args.grep or args.every > 1 or args.no_header_counts
+    old = {r["id"]: r for r in json.loads(rj.read_text())} if rj.exists() and partial else {}
     xla = Xla(args.timeout)
     results = []
     for k, m in enumerate(man):
@@ -365,8 +369,11 @@ def run_stage(args) -> None:
                 cached.write_text(json.dumps(x))
         t = time.perf_counter()
         try:
-            got = hlo_interp.run(mod, *args_, max_bytes=MAX_RUN_BYTES)
+            with _deadline(args.our_timeout):
+                got = hlo_interp.run(mod, *args_, max_bytes=MAX_RUN_BYTES)
             ours = {"ok": True}
+        except _OurTimeout:
+            ours = {"ok": False, "error": f"timeout after {args.our_timeout:g} s (hlo_interp.run)"}
         except hlo_interp.HloError as e:
             ours = {"ok": False, "error": str(e).splitlines()[0][:300]}
         except Exception as e:  # noqa: BLE001
@@ -396,6 +403,29 @@ def run_stage(args) -> None:
     xla.close()
     _save_run(rj, old, results)
     _run_summary(results, args.show)
+
+
+class _OurTimeout(BaseException):
+    """Raised by the alarm in hlo_interp.run's frames (a BaseException: no `except Exception` there eats it)."""
+
+
+class _deadline:
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+
+    def __enter__(self):
+        import signal
+
+        def ring(signum, frame):
+            raise _OurTimeout()
+        self.old = signal.signal(signal.SIGALRM, ring)
+        signal.setitimer(signal.ITIMER_REAL, self.seconds)
+
+    def __exit__(self, *exc):
+        import signal
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, self.old)
+        return False
 
 
 def _save_run(rj: Path, old: dict, results: list) -> None:
@@ -460,8 +490,12 @@ def main() -> None:
             p.add_argument("--grep", help="only texts matching this regular expression (run)")
             p.add_argument("--no-header-counts", action="store_true",
                            help="(run) only texts whose header gives no replica_count/num_partitions")
-            p.add_argument("--timeout", type=float, default=60.0)
+            p.add_argument("--timeout", type=float, default=60.0, help="seconds XLA gets per text")
+            p.add_argument("--our-timeout", type=float, default=60.0,
+                           help="(run) seconds hlo_interp.run gets per text (then `our error`: timeout)")
             p.add_argument("--limit", type=int, default=0)
+            p.add_argument("--every", type=int, default=1, help="(run) only every N-th text XLA parses")
+            p.add_argument("--every-offset", type=int, default=0, help="(run) the first of those (0..N-1)")
             p.add_argument("--progress", action="store_true")
             p.add_argument("--fresh", action="store_true", help="(run) ignore XLA outcomes cached in OUT/run/")
     args = ap.parse_args()
