@@ -181,10 +181,12 @@ def implied_device_counts(module) -> "tuple | None":
                     ids = [x for g in _groups(ins) for x in g]
                     if ids:
                         n, why = max(ids) + 1, f"its replica_groups name {what} {max(ids)}"
-                    elif base in ("all-gather", "reduce-scatter") and len(ins.operands) == 1:
+                    elif base in ("all-gather", "reduce-scatter") and ins.operands:
                         src, dst = shapes.get(ins.operands[0]), ins.shape
-                        if op != base and isinstance(dst, ir.TupleShape) and len(dst.elements) == 2:
-                            dst = dst.elements[1]  # all-gather-start: (operand, result)
+                        if op != base and isinstance(dst, ir.TupleShape) and len(dst.elements) >= 2:
+                            dst = dst.elements[1]  # all-gather-start: (operand(s), result(s))
+                        if isinstance(dst, ir.TupleShape) and dst.elements:
+                            dst = dst.elements[0]  # several operands: the first one's result
                         d = ins.attrs.get("dimensions")
                         d = d[0] if isinstance(d, (list, tuple)) and len(d) == 1 else None
                         if isinstance(src, ir.ArrayShape) and isinstance(dst, ir.ArrayShape) and d is not None \
@@ -504,7 +506,26 @@ def _check_dim(ins, x, d):
         raise error_at(ins, f"'{ins.opcode}': dimension {d} is out of range for rank {np.ndim(x)}")
 
 
-def _all_gather(ins, ctx):
+def _group_size_error(ins, ctx, dev, parts, d, src, declared):
+    """The error for an all-gather/reduce-scatter whose declared shape needs another group size than
+    the run gives it (`f32[2048] all-gather(f32[128])` over one device): on a single-device run XLA:CPU
+    leaves the rest of the result undefined; here, the device count that fits."""
+    a, b = (declared, src) if ins.opcode.startswith("all-gather") else (src, declared)
+    need = a // b if b and a % b == 0 else None
+    msg = (f"'{ins.opcode}': its group has {len(parts)} device(s), but dimension {d} goes from {src} to "
+           f"{declared}" + (f", which takes {need}" if need else ""))
+    if dev.communicator is None and dev.num_devices == 1 and need:
+        attrs = getattr(getattr(ctx, "module", None), "attrs", None) or {}
+        header = [f"{k}={attrs[k]}" for k in ("replica_count", "num_partitions") if k in attrs]
+        msg += (": this is a single-device run" + (f" (the header gives {', '.join(header)})" if header else "")
+                + f"; the shapes need {need} devices in the group: simulate them with hlo-run --replicas R "
+                  f"--partitions P (by default the header's replica_count and num_partitions) or "
+                  f"hlo_interp.run_spmd")
+    return error_at(ins, msg)
+
+
+def _all_gather(ins, ctx, declared=None):
+    """`declared`: the result leaves' shapes (checked along the gathered dimension)."""
     dev = _device(ctx)
     parts = participants(ins, dev, group_mode(ins))
     d = _one_dim(ins)
@@ -513,13 +534,19 @@ def _all_gather(ins, ctx):
         for x in xs:
             _check_dim(ins, x, d)
         vals = _exchange(ins, dev, parts, xs)
-        return tuple(np.concatenate([v[k] for v in vals], axis=d) for k in range(len(xs)))
+        outs = tuple(np.concatenate([v[k] for v in vals], axis=d) for k in range(len(xs)))
+        if declared is not None and len(declared) == len(outs):
+            for x, o, s in zip(xs, outs, declared):
+                if isinstance(s, ir.ArrayShape) and s.rank == o.ndim and s.dims[d] != o.shape[d] \
+                        and not s.dynamic[d]:
+                    raise _group_size_error(ins, ctx, dev, parts, d, x.shape[d], s.dims[d])
+        return outs
     return compute
 
 
 @kernel("all-gather")
 def _k_all_gather(ins, ctx):
-    compute = _all_gather(ins, ctx)
+    compute = _all_gather(ins, ctx, _leaves_shapes(ins.shape) if ins.shape is not None else None)
     tuple_out = isinstance(ins.shape, ir.TupleShape)
 
     def run(*xs):
@@ -530,10 +557,10 @@ def _k_all_gather(ins, ctx):
 
 @kernel("all-gather-start")
 def _k_all_gather_start(ins, ctx):
-    compute = _all_gather(ins, ctx)
     s = ins.shape
     if not isinstance(s, ir.TupleShape) or len(s.elements) < 2:
         raise error_at(ins, "all-gather-start must have the shape (operand(s), result(s))")
+    compute = _all_gather(ins, ctx, _leaves_shapes(s.elements[1]))
     packed = isinstance(s.elements[1], ir.TupleShape)
     ctx_vals = tuple(zero_value(c) for c in s.elements[2:])
 
@@ -563,10 +590,14 @@ def _k_reduce_scatter(ins, ctx):
     tuple_out = isinstance(ins.shape, ir.TupleShape)
     g = len(parts)
     pos = parts.index(dev.id)
+    declared = _leaves_shapes(ins.shape) if ins.shape is not None else []
 
     def run(*xs):
-        for x in xs:
+        for x, s in zip(xs, declared if len(declared) == len(xs) else [None] * len(xs)):
             _check_dim(ins, x, d)
+            if isinstance(s, ir.ArrayShape) and s.rank == x.ndim and not s.dynamic[d] \
+                    and s.dims[d] * g != x.shape[d]:
+                raise _group_size_error(ins, ctx, dev, parts, d, x.shape[d], s.dims[d])
             if x.shape[d] % g:
                 raise error_at(ins, f"reduce-scatter: dimension {d} of size {x.shape[d]} does not split "
                                     f"into {g} equal blocks")

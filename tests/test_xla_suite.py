@@ -1,0 +1,72 @@
+"""Classes of difference found by the differential run over XLA's own test suite (tools/xla_testsuite.py;
+tests/golden/README.md, "XLA's own test suite") that no XLA:CPU-computed value can pin down: where XLA:CPU's
+result is undefined, what we answer instead.  The classes XLA:CPU gives a value for are golden cases
+(tests/golden/xla_suite/, run by tests/test_golden.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hlo_interp
+from hlo_interp import HloError
+
+
+# ---- a collective whose declared shape needs more devices than a single-device run has
+# (collective_ops_utils_test.cc, all_gather_remove_degenerate_dims_test.cc, gpu_collective_combiner_utils_test.cc):
+# XLA:CPU on one device fills the group's part and leaves the rest of the result uninitialized
+
+_AG_HEADER = """HloModule m, replica_count=16
+ENTRY e {
+  p = f32[128] parameter(0)
+  ROOT a = f32[2048] all-gather(p), dimensions={0}, replica_groups={}
+}"""
+_AG_TUPLE = """HloModule m
+ENTRY e {
+  p0 = f32[1,1,1,64] parameter(0)
+  p1 = f32[2,1,64,1] parameter(1)
+  ROOT a = (f32[1,4,1,64], f32[2,4,64,1]) all-gather(p0, p1), dimensions={1}
+}"""
+_AG_IN_LOOP = """HloModule m
+c { p = (s32[], f32[3,2]) parameter(0)  i = s32[] get-tuple-element(p), index=0  n = s32[] constant(3)
+  ROOT l = pred[] compare(i, n), direction=LT }
+b { p = (s32[], f32[3,2]) parameter(0)  i = s32[] get-tuple-element(p), index=0
+  x = f32[3,2] get-tuple-element(p), index=1  z = s32[] constant(0)  one = s32[] constant(1)
+  s = f32[1,2] dynamic-slice(x, i, z), dynamic_slice_sizes={1,2}
+  g = f32[3,2] all-gather(s), dimensions={0}
+  u = f32[3,2] dynamic-update-slice(x, g, i, z)
+  j = s32[] add(i, one)
+  ROOT t = (s32[], f32[3,2]) tuple(j, u) }
+ENTRY e { x = f32[3,2] parameter(0)  z = s32[] constant(0)  t = (s32[], f32[3,2]) tuple(z, x)
+  w = (s32[], f32[3,2]) while(t), condition=c, body=b
+  ROOT r = f32[3,2] get-tuple-element(w), index=1 }"""
+_RS = """HloModule m
+s { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT r = f32[] add(a, b) }
+ENTRY e { p = f32[8] parameter(0)
+  ROOT r = f32[2] reduce-scatter(p), dimensions={0}, replica_groups={}, to_apply=s }"""
+
+
+@pytest.mark.parametrize("text, where, need", [
+    (_AG_HEADER, (4, 8), 16),
+    (_AG_TUPLE, (5, 8), 4),
+    (_AG_IN_LOOP, (7, 3), 3),
+    (_RS, (4, 8), 4),
+])
+def test_collective_shape_needs_more_devices(text, where, need):
+    m = hlo_interp.parse(text)
+    params = sorted((i for i in m.entry.instructions if i.opcode == "parameter"), key=lambda i: i.parameter_number)
+    args = [np.zeros(p.shape.dims, np.float32) for p in params]
+    with pytest.raises(HloError) as ei:
+        hlo_interp.run(m, *args)
+    e = ei.value
+    assert (e.line, e.column) == where
+    assert f"takes {need}" in str(e) and "single-device run" in str(e) and "internal error" not in str(e)
+
+
+def test_collective_shape_runs_on_the_devices_it_needs():
+    m = hlo_interp.parse(_AG_IN_LOOP)
+    x = np.arange(6, dtype=np.float32).reshape(3, 2)
+    outs = hlo_interp.run_spmd(m, [[x + 10 * d] for d in range(3)], replicas=3)
+    # step 0 gathers every device's row 0 ([10d, 10d+1]) and the update (clamped to row 0) replaces the
+    # whole array on every device; steps 1 and 2 then gather row 1 and row 2 of that: device 1's [10, 11]
+    for d in range(3):
+        np.testing.assert_array_equal(outs[d][0], np.array([[10, 11]] * 3, np.float32))
