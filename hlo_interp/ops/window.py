@@ -704,6 +704,10 @@ def _k_reduce_window(ins, ctx):
     fn = _lazy(ctx, name)
     state = {"vectorized": is_elementwise_computation(ctx.module, name)}
     want = tuple((sh.elements[0] if sh.is_tuple else sh).dims)
+    try:
+        scalar_is_operand = not sh.is_tuple or ctx.module.computation(name).root.opcode == "tuple"
+    except Exception:  # noqa: BLE001 - a missing computation is reported when it is called
+        scalar_is_operand = False
 
     def direct(xs, inits, wd):
         outs = None
@@ -741,6 +745,11 @@ def _k_reduce_window(ins, ctx):
                                     f"and {list(x.shape)}")
         if any(np.ndim(i) for i in inits):
             raise error_at(ins, "reduce-window init values must be scalars")
+        if xs[0].ndim == 0 and scalar_is_operand:
+            # XLA:CPU's algebraic simplifier replaces a reduce-window of scalars by its operands: the
+            # init value is not applied (XLA's contract has it be the reducer's identity)
+            outs = tuple(np.asarray(x).astype(dt, copy=False) for x, dt in zip(xs, dts))
+            return outs if sh.is_tuple else outs[0]
         try:
             outs = cumulative_split(xs, inits, wd, direct, combine)
         except WindowError as e:
