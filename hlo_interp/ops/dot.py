@@ -13,7 +13,8 @@ How each type computes (XLA:CPU's behaviour):
     wrap-around (computed in 64-bit, exact through float64 BLAS when the products cannot exceed 2**53,
     then wrapped to the result type).  s8 x s8 -> s32 etc.
   * pred x pred -> pred: OR of ANDs.  Other operands with a pred result: the dot in the operands' type,
-    then `!= 0`.
+    then `!= 0`.  Float operands with an integer result: the dot in the operands' type (a bf16 dot
+    rounds to bf16), then XLA's float->int convert (measured on bf16/f16/f32 dots and convolutions).
   * integer operands with a float result: operands converted to the result's compute type first.
   * operand_precision and algorithm= are accepted and ignored: XLA:CPU computes f32 dots in f32 for
     every precision setting (DEFAULT/HIGH/HIGHEST are for TPU/GPU), so does this evaluator.
@@ -80,12 +81,14 @@ def dot_general(lhs: np.ndarray, rhs: np.ndarray, out_dtype, *,
                 lhs_contracting: Sequence[int] = (), rhs_contracting: Sequence[int] = ()) -> np.ndarray:
     lb, rb, lc, rc = (tuple(int(d) for d in v) for v in (lhs_batch, rhs_batch, lhs_contracting, rhs_contracting))
     out_dtype = np.dtype(out_dtype)
-    if _kind(out_dtype) == "pred" and "pred" not in (_kind(lhs.dtype), _kind(rhs.dtype)):
+    ko, kl, kr = _kind(out_dtype), _kind(lhs.dtype), _kind(rhs.dtype)
+    if (ko == "pred" and "pred" not in (kl, kr)) or (ko in ("sint", "uint") and kl == kr == "float"):
         # XLA:CPU computes the dot in the operands' type (wrapping, rounding, overflowing as that
-        # type does), then tests the result against zero: f32 .5*.5 + .25*2 is true, s8 16*16 false
+        # type does), then tests the result against zero: f32 .5*.5 + .25*2 is true, s8 16*16 false;
+        # or converts it to the integer type (a bf16 dot rounds to bf16 first, then truncates)
         wide = lhs.dtype if lhs.dtype == rhs.dtype else np.result_type(lhs.dtype, rhs.dtype)
         r = dot_general(lhs, rhs, wide, lhs_batch=lb, rhs_batch=rb, lhs_contracting=lc, rhs_contracting=rc)
-        return r != 0
+        return r != 0 if ko == "pred" else _float_to_int(r, out_dtype)
     lperm, ash, rperm, bsh, out_shape, K, cd, fast = _plan(lhs.shape, rhs.shape, lhs.dtype, rhs.dtype, out_dtype,
                                                            lb, rb, lc, rc)
     a = lhs.transpose(lperm).reshape(ash)

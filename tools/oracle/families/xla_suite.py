@@ -12,6 +12,7 @@ Each case is one case directory (tools/oracle/writer.py; tests/golden/README.md)
 """
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from ..core import Decl
@@ -47,6 +48,27 @@ case("reduce_window_scalar", "xla/hlo/parser/hlo_parser_test.cc", """HloModule m
 r { a = s32[] parameter(0)  b = s32[] parameter(1)  ROOT s = s32[] add(a, b) }
 ENTRY e { x = s32[] parameter(0)  i = s32[] constant(5)
   ROOT w = s32[] reduce-window(x, i), to_apply=r }""", np.int32(7))
+
+
+# Float operands with an integer result: the dot/convolution in the operands' type (bf16 rounds), then
+# the float->int convert (xla/hlo/transforms/expanders/convolution_type_canonicalizer_test.cc)
+for T, dt in (("bf16", ml_dtypes.bfloat16), ("f16", np.float16)):
+    for out in ("s32", "u8", "s8"):
+        case(f"dot_{T}_to_{out}", "xla/hlo/transforms/expanders/convolution_type_canonicalizer_test.cc",
+             f"""HloModule m
+ENTRY e {{ a = {T}[200,12] parameter(0)  b = {T}[12,3] parameter(1)
+  ROOT c = {out}[200,3] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}} }}""",
+             (R.standard_normal((200, 12)) * 4).astype(dt), R.standard_normal((12, 3)).astype(dt))
+    case(f"convolution_{T}_to_s32", "xla/hlo/transforms/expanders/convolution_type_canonicalizer_test.cc",
+         f"""HloModule m
+ENTRY e {{ a = {T}[1,200,4] parameter(0)  b = {T}[3,4,2] parameter(1)
+  ROOT c = s32[1,198,2] convolution(a, b), window={{size=3}}, dim_labels=b0f_0io->b0f }}""",
+         (R.standard_normal((1, 200, 4)) * 4).astype(dt), R.standard_normal((3, 4, 2)).astype(dt))
+case("convolution_bf16_to_s32_1x1", "xla/hlo/transforms/expanders/convolution_type_canonicalizer_test.cc",
+     """HloModule m
+ENTRY e { a = bf16[1,64,64,1] parameter(0)  b = bf16[1,1,1,1] parameter(1)
+  ROOT c = s32[1,64,64,1] convolution(a, b), window={size=1x1}, dim_labels=b01f_01io->b01f }""",
+     (R.standard_normal((1, 64, 64, 1)) * 4).astype(ml_dtypes.bfloat16), np.array(-1.75, ml_dtypes.bfloat16).reshape(1, 1, 1, 1))
 
 
 def declare() -> list[Decl]:
