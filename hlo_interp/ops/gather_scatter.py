@@ -135,7 +135,7 @@ def gather(operand: np.ndarray, indices: np.ndarray, *, offset_dims: Sequence[in
     nb, nw = len(bshape), len(window)
     wshape = bshape + tuple(slice_sizes[d] for d in window)
     if operand.size == 0 or any(slice_sizes[d] == 0 for d in range(rank)):
-        full = np.empty(wshape, dtype=operand.dtype)
+        full = np.zeros(wshape, dtype=operand.dtype)  # XLA:CPU: zeros where a slice has no source
     elif all(slice_sizes[d] in (1, operand.shape[d]) for d in range(rank)):
         # rows/columns (embedding lookups, x[i]): index the single-element dimensions, take the whole
         # others with a basic slice

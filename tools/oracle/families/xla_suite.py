@@ -71,6 +71,15 @@ ENTRY e { a = bf16[1,64,64,1] parameter(0)  b = bf16[1,1,1,1] parameter(1)
      (R.standard_normal((1, 64, 64, 1)) * 4).astype(ml_dtypes.bfloat16), np.array(-1.75, ml_dtypes.bfloat16).reshape(1, 1, 1, 1))
 
 
+# A gather from a zero-element operand (a collapsed dimension of size 0, slice size 0) whose result has
+# elements: zeros (xla/hlo/transforms/simplifiers/gather_simplifier_test.cc)
+case("gather_from_zero_element_operand", "xla/hlo/transforms/simplifiers/gather_simplifier_test.cc",
+     """HloModule m
+ENTRY e { operand = f32[0,2] parameter(0)  indices = s32[3] parameter(1)
+  ROOT g = f32[3,2] gather(operand, indices), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0},
+    index_vector_dim=1, slice_sizes={0,2} }""", np.zeros((0, 2), np.float32), np.array([0, 5, -1], np.int32))
+
+
 def declare() -> list[Decl]:
     return [Decl(FAMILY, cid, args, hlo=text, compare=compare, keep_after=False, extra={"xla_test_source": source})
             for cid, source, text, args, compare in CASES]
