@@ -29,7 +29,7 @@ from . import ir
 from .diagnostics import HloError, format_bytes
 from .in_place import callee_marks, in_place_elements
 from .opcodes import called_computation_attrs, opcodes_where
-from .ops import load_all
+from .ops import excess_precision, load_all
 from .ops.contraction import Plan as Contractions
 from .ops.numerics import flush_denormals as _flush_denormals
 from .ops.registry import KERNELS, TOKEN, error_at, unsupported
@@ -668,6 +668,7 @@ class Executable:
     def __init__(self, module: ir.Module, options: RunOptions, computation: Optional[str] = None,
                  device: Any = None, plan_code: Optional[dict] = None):
         load_all()
+        module = excess_precision.rewrite(module)  # XLA:CPU reads a bf16 result as f32 unrounded
         self.module = module
         self.options = options
         if computation is None:

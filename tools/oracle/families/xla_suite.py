@@ -80,6 +80,69 @@ ENTRY e { operand = f32[0,2] parameter(0)  indices = s32[3] parameter(1)
     index_vector_dim=1, slice_sizes={0,2} }""", np.zeros((0, 2), np.float32), np.array([0, 5, -1], np.int32))
 
 
+# bf16 excess precision: a bf16 arithmetic result read as f32 (an f32 convert of it, or an operand of a
+# dot/convolution with an f32 result) is XLA:CPU's f32 value before the rounding
+# (xla/hlo/transforms/simplifiers/float_normalization_test.cc, cublas_gemm_rewriter_test.cc,
+# fusion_emitter_int4_device_test.cc)
+_BF = ml_dtypes.bfloat16
+# f32 transcendentals and sums agree to an ulp or two (ours are not XLA's polynomials and order): the
+# rounding to bf16 this class is about is 2**-8 relative
+_F32_TOL = {"rtol": 1e-6, "atol": 1e-6}
+case("excess_precision_convert_of_dot", "xla/hlo/transforms/simplifiers/float_normalization_test.cc",
+     """HloModule m
+ENTRY e { a = bf16[8,16] parameter(0)  b = bf16[16,8] parameter(1)
+  d = bf16[8,8] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  c = f32[8,8] convert(d)
+  ROOT t = (f32[8,8], bf16[8,8]) tuple(c, d) }""", R.standard_normal((8, 16)).astype(_BF),
+     R.standard_normal((16, 8)).astype(_BF), compare=_F32_TOL)
+case("excess_precision_dot_operand", "xla/backends/gpu/codegen/triton/fusion_emitter_int4_device_test.cc",
+     """HloModule m
+ENTRY e { a = bf16[16,8] parameter(0)  w = s4[16,8] parameter(1)  b = bf16[16,4] parameter(2)
+  wb = bf16[16,8] convert(w)
+  m = bf16[16,8] multiply(a, wb)
+  ROOT d = f32[8,4] dot(m, b), lhs_contracting_dims={0}, rhs_contracting_dims={0} }""",
+     R.standard_normal((16, 8)).astype(_BF), R.integers(-8, 8, (16, 8)).astype(ml_dtypes.int4),
+     R.standard_normal((16, 4)).astype(_BF))
+for op in ("add", "multiply", "divide", "power"):
+    case(f"excess_precision_convert_of_{op}", "xla/hlo/transforms/simplifiers/float_normalization_test.cc",
+         f"""HloModule m
+ENTRY e {{ a = bf16[64] parameter(0)  b = bf16[64] parameter(1)
+  r = bf16[64] {op}(a, b)
+  ROOT c = f32[64] convert(r) }}""", np.abs(R.standard_normal(64)).astype(_BF) + _BF(0.5),
+         R.standard_normal(64).astype(_BF), compare=_F32_TOL if op == "power" else "bits")
+for op in ("exponential", "tanh", "sqrt"):
+    case(f"excess_precision_convert_of_{op}", "xla/hlo/transforms/simplifiers/float_normalization_test.cc",
+         f"""HloModule m
+ENTRY e {{ a = bf16[64] parameter(0)
+  r = bf16[64] {op}(a)
+  ROOT c = f32[64] convert(r) }}""", np.abs(R.standard_normal(64)).astype(_BF),
+         compare="bits" if op == "sqrt" else _F32_TOL)
+# what keeps its rounding: a convert to f64, an f16 result; in a chain, each bf16 operation rounds before
+# the next one reads it (only the convert's own operand is read wide)
+case("excess_precision_not_f64", "xla/hlo/transforms/simplifiers/float_normalization_test.cc", """HloModule m
+ENTRY e { a = bf16[64] parameter(0)  b = bf16[64] parameter(1)
+  r = bf16[64] multiply(a, b)
+  ROOT c = f64[64] convert(r) }""", R.standard_normal(64).astype(_BF), R.standard_normal(64).astype(_BF))
+case("excess_precision_chain", "xla/hlo/transforms/simplifiers/float_normalization_test.cc",
+     """HloModule m
+ENTRY e { a = bf16[64] parameter(0)  b = bf16[64] parameter(1)
+  r = bf16[64] multiply(a, b)  s = bf16[64] add(r, a)  n = bf16[64] negate(r)
+  c = f32[64] convert(s)  d = f32[64] convert(n)
+  ROOT t = (f32[64], f32[64]) tuple(c, d) }""", R.standard_normal(64).astype(_BF),
+     R.standard_normal(64).astype(_BF))
+case("excess_precision_not_f16", "xla/hlo/transforms/simplifiers/float_normalization_test.cc", """HloModule m
+ENTRY e { a = f16[64] parameter(0)  b = f16[64] parameter(1)
+  r = f16[64] multiply(a, b)
+  ROOT c = f32[64] convert(r) }""", R.standard_normal(64).astype(np.float16), R.standard_normal(64).astype(np.float16))
+case("excess_precision_convolution_operand", "xla/hlo/transforms/simplifiers/float_normalization_test.cc",
+     """HloModule m
+ENTRY e { a = bf16[1,20,4] parameter(0)  s = bf16[1,20,4] parameter(1)  k = bf16[3,4,2] parameter(2)
+  m = bf16[1,20,4] multiply(a, s)
+  ROOT c = f32[1,18,2] convolution(m, k), window={size=3}, dim_labels=b0f_0io->b0f }""",
+     R.standard_normal((1, 20, 4)).astype(_BF), R.standard_normal((1, 20, 4)).astype(_BF),
+     R.standard_normal((3, 4, 2)).astype(_BF), compare=_F32_TOL)
+
+
 def declare() -> list[Decl]:
     return [Decl(FAMILY, cid, args, hlo=text, compare=compare, keep_after=False, extra={"xla_test_source": source})
             for cid, source, text, args, compare in CASES]
