@@ -60,6 +60,7 @@ def test_collective_shape_needs_more_devices(text, where, need):
     e = ei.value
     assert (e.line, e.column) == where
     assert f"takes {need}" in str(e) and "single-device run" in str(e) and "internal error" not in str(e)
+    assert f"--replicas {need}" in str(e)
 
 
 def test_collective_shape_runs_on_the_devices_it_needs():

@@ -517,10 +517,12 @@ def _group_size_error(ins, ctx, dev, parts, d, src, declared):
     if dev.communicator is None and dev.num_devices == 1 and need:
         attrs = getattr(getattr(ctx, "module", None), "attrs", None) or {}
         header = [f"{k}={attrs[k]}" for k in ("replica_count", "num_partitions") if k in attrs]
+        mode = group_mode(ins)
+        flag = {CROSS_REPLICA: f"--replicas {need}", CROSS_PARTITION: f"--partitions {need}"}.get(
+            mode, f"--replicas R --partitions P with R x P = {need}")
         msg += (": this is a single-device run" + (f" (the header gives {', '.join(header)})" if header else "")
-                + f"; the shapes need {need} devices in the group: simulate them with hlo-run --replicas R "
-                  f"--partitions P (by default the header's replica_count and num_partitions) or "
-                  f"hlo_interp.run_spmd")
+                + f"; the shapes need {need} devices in the group: simulate them with hlo-run {flag} "
+                  f"(or hlo_interp.run_spmd)")
     return error_at(ins, msg)
 
 
