@@ -324,7 +324,8 @@ def compare_leaf(actual, expected, rtol: Optional[float] = None, atol: Optional[
         k = int(np.argmax(errf))
         ulps = float(errf.ravel()[k] / ulp_at.ravel()[k]) if maxabs > 0 else 0.0
     scale = rule.scale
-    eps_scale = maxabs / (rule.eps * scale) if scale > 0 else (0.0 if maxabs == 0 else math.inf)
+    unit = rule.eps * scale  # 0 also when eps * a subnormal max|expected| underflows
+    eps_scale = maxabs / unit if unit > 0 else (0.0 if maxabs == 0 else math.inf)
     n = int(bad.sum())
     special = int((bad & ~finite).sum())  # NaN or an infinity where another value was expected
     summary = (f"{special} NaN/Inf mismatch(es); " if special else "") + (

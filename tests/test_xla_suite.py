@@ -71,3 +71,13 @@ def test_collective_shape_runs_on_the_devices_it_needs():
     # whole array on every device; steps 1 and 2 then gather row 1 and row 2 of that: device 1's [10, 11]
     for d in range(3):
         np.testing.assert_array_equal(outs[d][0], np.array([[10, 11]] * 3, np.float32))
+
+
+def test_compare_subnormal_results():
+    # xla/service/*_test.cc: `f64[4] bitcast-convert(s32[4,2])` of random bits gives f64 subnormals;
+    # eps * max|expected| underflows to 0 and the comparison divided by it
+    from hlo_interp.compare import compare_leaf
+    a = np.array([5e-310, 0.0])
+    assert compare_leaf(a, a.copy()).ok
+    c = compare_leaf(a, np.array([5e-310, 1e-320]))
+    assert not c.ok and "1 of 2 differ" in c.line
