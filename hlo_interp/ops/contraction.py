@@ -86,7 +86,7 @@ class Contraction:
                 negate_a = not negate_a
             else:
                 moves.append(KERNELS[x.opcode](x, ctx))
-        fma = nx.fma
+        fma = nx.fma_of(self.multiply.shape.element_type.dtype)  # (kernels run under errstate ignore)
 
         def run(a, b, c):
             for f in moves:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from typing import Callable
+
 import ml_dtypes
 import numpy as np
 
@@ -507,70 +509,115 @@ def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     added with rounding to odd).  Infinite or NaN operands, and products that overflow, give a*b + c (the
     same value an fma gives there)."""
     a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
-    dt = np.result_type(a, b, c)
     with np.errstate(all="ignore"):
-        if dt == F32:
-            return _fma32(a, b, c)
-        if dt == F16:
-            return (np.multiply(a, b, dtype=F32) + c.astype(F32)).astype(F16)
-        a, b, c = a.astype(F64, copy=False), b.astype(F64, copy=False), c.astype(F64, copy=False)
-        r = _fma64(a, b, c)
-        # Dekker's split needs every part in the normal range (XLA:CPU flushes subnormals, and so do we
-        # while evaluating) and no overflow: elsewhere the operands are rescaled by powers of two
-        # (exact), and the result back (which rounds only the result):
-        #   a product below the normal range: a and c up, the result down;
-        #   a product that overflows where the exact sum need not: the larger factor and c down;
-        #   a factor near either end of the range (split parts that would underflow or overflow) with
-        #   a product in range: the smaller factor up and the larger down, the same product.
-        p = np.abs(a * b)
-        aa, ab = np.abs(a), np.abs(b)
-        small = (p < 2.0 ** -900) & (np.abs(c) < 2.0 ** 400) & (a != 0) & (b != 0)
-        big = p > 2.0 ** 1000
-        edge = ((aa > 2.0 ** 995) | (ab > 2.0 ** 995) | (aa < 2.0 ** -950) | (ab < 2.0 ** -950)) & \
-            (a != 0) & (b != 0)
-        redo = (small | big | edge) & np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
-        if redo.any():
-            shape = r.shape
-            a, b, c, aa, ab, small, big = (np.broadcast_to(x, shape)[redo] for x in (a, b, c, aa, ab, small, big))
-            r = np.array(r, copy=True).reshape(shape)
-            a_larger = aa >= ab
-            up, down = 2.0 ** 600, 2.0 ** -600
-            fc = np.where(small, up, np.where(big, down, 1.0))
-            f_larger = np.where(small, 1.0, down)
-            f_smaller = np.where(small, up, np.where(big, 1.0, up))
-            fa = np.where(a_larger, f_larger, f_smaller)
-            fb = np.where(a_larger, f_smaller, f_larger)
-            r[redo] = _fma64(a * fa, b * fb, c * fc) / fc
-        return r
+        return fma_of(np.result_type(a, b, c))(a, b, c)
 
 
-_F32_TAIL = (1 << 29) - 1  # the f64 significand bits below f32's last one
-_F32_HALF = 1 << 28  # ... when they say "exactly halfway between two f32 values"
+def fma_of(dtype) -> Callable:
+    """The fma of one element type (f16, f32, f64), for arrays of that type: kernels that run under
+    the evaluator's np.errstate(all="ignore") call it directly."""
+    dt = np.dtype(dtype)
+    return _fma32 if dt == F32 else _fma16 if dt == F16 else _fma64_ranged
+
+
+def _fma16(a, b, c):
+    return (np.multiply(a, b, dtype=F32) + np.asarray(c).astype(F32)).astype(F16)
+
+
+def _fma64_ranged(a, b, c):
+    a, b, c = (np.asarray(x).astype(F64, copy=False) for x in (a, b, c))
+    r = _fma64(a, b, c)
+    # Dekker's split needs every part in the normal range (XLA:CPU flushes subnormals, and so do we
+    # while evaluating) and no overflow: elsewhere the operands are rescaled by powers of two
+    # (exact), and the result back (which rounds only the result):
+    #   a product below the normal range: a and c up, the result down;
+    #   a product that overflows where the exact sum need not: the larger factor and c down;
+    #   a factor near either end of the range (split parts that would underflow or overflow) with
+    #   a product in range: the smaller factor up and the larger down, the same product.
+    p = np.abs(a * b)
+    aa, ab = np.abs(a), np.abs(b)
+    small = (p < 2.0 ** -900) & (np.abs(c) < 2.0 ** 400) & (a != 0) & (b != 0)
+    big = p > 2.0 ** 1000
+    edge = ((aa > 2.0 ** 995) | (ab > 2.0 ** 995) | (aa < 2.0 ** -950) | (ab < 2.0 ** -950)) & \
+        (a != 0) & (b != 0)
+    redo = (small | big | edge) & np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
+    if redo.any():
+        shape = r.shape
+        a, b, c, aa, ab, small, big = (np.broadcast_to(x, shape)[redo] for x in (a, b, c, aa, ab, small, big))
+        r = np.array(r, copy=True).reshape(shape)
+        a_larger = aa >= ab
+        up, down = 2.0 ** 600, 2.0 ** -600
+        fc = np.where(small, up, np.where(big, down, 1.0))
+        f_larger = np.where(small, 1.0, down)
+        f_smaller = np.where(small, up, np.where(big, 1.0, up))
+        fa = np.where(a_larger, f_larger, f_smaller)
+        fb = np.where(a_larger, f_smaller, f_larger)
+        r[redo] = _fma64(a * fa, b * fb, c * fc) / fc
+    return r
+
+
+_F32_TAIL = np.int64((1 << 29) - 1)  # the f64 significand bits below f32's last one
+_F32_HALF = np.int64(1 << 28)  # ... when they say "exactly halfway between two f32 values"
+
+
+_FMA32_BLOCK = 32768  # elements per pass over a large array: the f64 temporaries stay in cache
 
 
 def _fma32(a, b, c):
-    s = np.empty(np.broadcast_shapes(a.shape, b.shape, c.shape), F64)
-    s[...] = a
-    np.multiply(s, b, out=s)  # exact: 48 significant bits
-    np.add(s, c, out=s)
-    r = s.astype(F32)
-    # the elements to redo exactly: s halfway between two f32 values, or below f32's normal range
-    small = np.abs(r) < np.float32(2.0 ** -125)
+    a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
+    if not a.shape == b.shape == c.shape:
+        a, b, c = np.broadcast_arrays(a, b, c)
+    flush = _flushing()
+    # (NumPy's mixed f64-f32 in-place ops are several times slower than a conversion and an f64 op)
+    if a.size <= _FMA32_BLOCK:
+        s = a.astype(F64)
+        t = b.astype(F64)
+        s *= t  # exact: 48 significant bits
+        np.copyto(t, c)
+        s += t
+        r = s.astype(F32)
+        _fma32_fix(a, b, c, s, r, flush)
+        return r
+    shape = a.shape
+    a, b, c = a.reshape(-1), b.reshape(-1), c.reshape(-1)
+    r = np.empty(a.size, F32)
+    buf, buf2 = np.empty(_FMA32_BLOCK, F64), np.empty(_FMA32_BLOCK, F64)
+    for i in range(0, a.size, _FMA32_BLOCK):
+        j = min(a.size, i + _FMA32_BLOCK)
+        s, t = buf[:j - i], buf2[:j - i]
+        np.copyto(s, a[i:j])
+        np.copyto(t, b[i:j])
+        s *= t
+        np.copyto(t, c[i:j])
+        s += t
+        np.copyto(r[i:j], s, casting="same_kind")
+        _fma32_fix(a[i:j], b[i:j], c[i:j], s, r[i:j], flush)
+    return r.reshape(shape)
+
+
+def _fma32_fix(a, b, c, s, r, flush: bool) -> None:
+    """r = f32(s), s = f64(a*b + c): redo exactly (in place) where that double rounding may differ from
+    one: s halfway between two f32 values (its low 29 bits 100...0), and, unless XLA:CPU's denormal
+    flushing is on, s below f32's normal range (another halfway point).  Overwrites s."""
+    tiny = None if flush else ((np.abs(r) < np.float32(2.0 ** -125)) & (s != 0))
     bits = s.view(np.int64)
-    if small.any():
-        small[small] = s[small] != 0
-        s = None
-    np.bitwise_and(bits, _F32_TAIL, out=bits)
+    bits &= _F32_TAIL
     hard = bits == _F32_HALF
-    hard |= small
+    if tiny is not None:
+        hard |= tiny
     if hard.any():
-        a64, b64, c64 = (np.broadcast_to(x, r.shape)[hard].astype(F64) for x in (a, b, c))
+        a64, b64, c64 = (x[hard].astype(F64) for x in (a, b, c))
         p = a64 * b64
         t = p + c64
         bb = t - p
         err = (p - (t - bb)) + (c64 - bb)
         r[hard] = _round_odd_sum(t, err).astype(F32)
-    return r
+
+
+def _flushing() -> bool:
+    """Whether this thread flushes denormals (FTZ: flush_denormals is active)."""
+    f = _mxcsr()
+    return f is not None and (f[0]() & _MXCSR_FTZ_DAZ) == _MXCSR_FTZ_DAZ
 
 
 def _fma64(a, b, c):
