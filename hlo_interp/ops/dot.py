@@ -7,6 +7,16 @@ preferred_element_type); operands may be of different types.
 How each type computes (XLA:CPU's behaviour):
   * f32, f64, c64, c128: BLAS through np.matmul on (batch, M, K) x (batch, K, N) views.  The summation
     order differs from XLA:CPU's (Eigen/oneDNN), so results agree to a few ulps (rtol ~1e-6·sqrt(K)).
+  * c64, c128 in XLA:CPU's order where it was measured (complex_matmul): XLA:CPU gives every complex
+    dot to Eigen (complex types are left out of its LLVM IR dot emitters), whose kernel keeps four real
+    sums per result, Σ ar·br, Σ ai·bi, Σ ar·bi, Σ ai·br, each accumulated in k order with rounded
+    products (no fma), and returns (Σ ar·br − Σ ai·bi) + i(Σ ar·bi + Σ ai·br).  That holds, bit for
+    bit, for the result columns in the leading blocks of 8 (j < 8·floor(N/8)) of a result with at least
+    2 rows when K <= 300, matrix and batch dots, transposed operands and real operands converted to
+    complex alike (tests/golden/complex_dot); those elements are computed so.  The rest stays BLAS's:
+    the next block of 4 columns keeps each sum in two accumulators (even and odd k), the last 1-3
+    columns follow a path not identified, a one-row result (vector x matrix) another, and a longer K
+    is blocked (between 300 and 600) in a way not identified.
   * bf16, f16, f8 types, f4: operands converted to f32, f32 accumulation, ONE rounding to the result
     type at the end.
   * integers: exact modular arithmetic — operands converted to the result type and multiplied with
@@ -97,6 +107,8 @@ def dot_general(lhs: np.ndarray, rhs: np.ndarray, out_dtype, *,
         with np.errstate(all="ignore"):  # inf * 0 -> NaN, as in XLA, without NumPy's warning
             if K == 1:  # no sum: the plain product (BLAS would add it to +0 and lose a -0)
                 return np.multiply(a, b.reshape(b.shape[:-2] + (1, b.shape[-1]))).reshape(out_shape)
+            if a.dtype.kind == "c":
+                return complex_matmul(a, b).reshape(out_shape)
             return np.matmul(a, b).reshape(out_shape)
     if cd == "pred":
         r = np.matmul(a.astype(np.int64) != 0, b.astype(np.int64) != 0)  # bool matmul = OR of ANDs
@@ -120,6 +132,8 @@ def dot_general(lhs: np.ndarray, rhs: np.ndarray, out_dtype, *,
     with np.errstate(all="ignore"):
         if K == 1:
             r = np.multiply(a.astype(cd, copy=False), b.astype(cd, copy=False))
+        elif np.dtype(cd).kind == "c":
+            r = complex_matmul(a.astype(cd, copy=False), b.astype(cd, copy=False))
         else:
             r = np.matmul(a.astype(cd, copy=False), b.astype(cd, copy=False))
         ko = _kind(out_dtype)
@@ -130,6 +144,39 @@ def dot_general(lhs: np.ndarray, rhs: np.ndarray, out_dtype, *,
         elif r.dtype != out_dtype:
             r = r.astype(out_dtype)  # one rounding (bf16/f16/f8 results)
     return r.reshape(out_shape)
+
+
+# complex_matmul: XLA:CPU's (Eigen's) order for the measured columns, up to this contraction length, and
+# while the sequential loop stays cheap (batch x M x columns x K multiply-adds)
+EIGEN_ORDER_MAX_K = 300
+EIGEN_ORDER_MAX_WORK = 1 << 25
+
+
+def complex_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a @ b for complex (..., M, K) x (..., K, N) arrays of one type, with XLA:CPU's (Eigen's) summation
+    for the result columns below 8·floor(N/8) when M >= 2 and K <= EIGEN_ORDER_MAX_K (module docstring);
+    BLAS's elsewhere."""
+    r = np.matmul(a, b)
+    K, N = a.shape[-1], b.shape[-1]
+    nf = 8 * (N // 8)
+    if nf == 0 or a.shape[-2] < 2 or not 2 <= K <= EIGEN_ORDER_MAX_K or r[..., :nf].size * K > EIGEN_ORDER_MAX_WORK:
+        return r
+    ar, ai = a.real, a.imag
+    br, bi = b[..., :nf].real, b[..., :nf].imag
+    shape = r[..., :nf].shape
+    rr, ii, ri, ir = (np.zeros(shape, ar.dtype) for _ in range(4))
+    for k in range(K):
+        xr, xi = ar[..., :, k:k + 1], ai[..., :, k:k + 1]
+        yr, yi = br[..., k:k + 1, :], bi[..., k:k + 1, :]
+        rr += xr * yr  # (each product rounded, then added: no fma)
+        ii += xi * yi
+        ri += xr * yi
+        ir += xi * yr
+    rr -= ii
+    ri += ir
+    r.real[..., :nf] = rr
+    r.imag[..., :nf] = ri
+    return r
 
 
 def _float_to_int(r: np.ndarray, dtype) -> np.ndarray:

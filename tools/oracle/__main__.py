@@ -18,7 +18,7 @@ sys.path.insert(0, str(TOOLS))
 from oracle.writer import GOLDEN  # noqa: E402
 
 # families written by a declaration module of tools/oracle/families/
-DECLARED = ("contraction", "domain", "movement_hlo", "reduce_dot_hlo", "scan", "window", "xla_regressions", "xla_syntax",
+DECLARED = ("complex_dot", "contraction", "domain", "movement_hlo", "reduce_dot_hlo", "scan", "window", "xla_regressions", "xla_syntax",
             "xla_suite")
 # families written by a generator script of tools/ (declarations + the oracle's runner and writer):
 # family -> (script, "regex": its --only takes a regex on case names; None: it regenerates the whole family)
