@@ -10,13 +10,16 @@ How each type computes (XLA:CPU's behaviour):
   * c64, c128 in XLA:CPU's order where it was measured (complex_matmul): XLA:CPU gives every complex
     dot to Eigen (complex types are left out of its LLVM IR dot emitters), whose kernel keeps four real
     sums per result, Σ ar·br, Σ ai·bi, Σ ar·bi, Σ ai·br, each accumulated in k order with rounded
-    products (no fma), and returns (Σ ar·br − Σ ai·bi) + i(Σ ar·bi + Σ ai·br).  That holds, bit for
-    bit, for the result columns in the leading blocks of 8 (j < 8·floor(N/8)) of a result with at least
-    2 rows when K <= 300, matrix and batch dots, transposed operands and real operands converted to
-    complex alike (tests/golden/complex_dot); those elements are computed so.  The rest stays BLAS's:
-    the next block of 4 columns keeps each sum in two accumulators (even and odd k), the last 1-3
-    columns follow a path not identified, a one-row result (vector x matrix) another, and a longer K
-    is blocked (between 300 and 600) in a way not identified.
+    products (no fma), and returns (Σ ar·br − Σ ai·bi) + i(Σ ar·bi + Σ ai·br).  Measured bit for bit,
+    for results of at least 2 rows and K <= 300 (matrix and batch dots, transposed operands and real
+    operands converted to complex alike; tests/golden/complex_dot), by position in the result: every
+    row in the columns of full blocks (j < B·floor(N/B), B = 8 for c64 and 4 for c128, two AVX
+    registers of complex values); for c64 when K is a multiple of 8, the next block of 4 columns
+    (when 4 are left) too, the rows in full panels of 4 (i < 4·floor(M/4)) keeping each sum in two
+    accumulators (even and odd k) added at the end, the rows after them in one.  Those elements are
+    computed so; the rest stays BLAS's: the last columns (and that 4-column block for other K) follow
+    paths not identified, as do a one-row result (vector x matrix) and a K longer than 300 (blocked
+    somewhere between 300 and 600).
   * bf16, f16, f8 types, f4: operands converted to f32, f32 accumulation, ONE rounding to the result
     type at the end.
   * integers: exact modular arithmetic — operands converted to the result type and multiplied with
@@ -146,37 +149,55 @@ def dot_general(lhs: np.ndarray, rhs: np.ndarray, out_dtype, *,
     return r.reshape(out_shape)
 
 
-# complex_matmul: XLA:CPU's (Eigen's) order for the measured columns, up to this contraction length, and
-# while the sequential loop stays cheap (batch x M x columns x K multiply-adds)
+# complex_matmul: XLA:CPU's (Eigen's) order where measured, up to this contraction length, and while the
+# sequential loop stays cheap (batch x M x N x K multiply-adds)
 EIGEN_ORDER_MAX_K = 300
 EIGEN_ORDER_MAX_WORK = 1 << 25
 
 
 def complex_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a @ b for complex (..., M, K) x (..., K, N) arrays of one type, with XLA:CPU's (Eigen's) summation
-    for the result columns below 8·floor(N/8) when M >= 2 and K <= EIGEN_ORDER_MAX_K (module docstring);
-    BLAS's elsewhere."""
+    where it was measured (module docstring), BLAS's elsewhere."""
     r = np.matmul(a, b)
-    K, N = a.shape[-1], b.shape[-1]
-    nf = 8 * (N // 8)
-    if nf == 0 or a.shape[-2] < 2 or not 2 <= K <= EIGEN_ORDER_MAX_K or r[..., :nf].size * K > EIGEN_ORDER_MAX_WORK:
+    M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
+    if M < 2 or not 2 <= K <= EIGEN_ORDER_MAX_K or r.size * K > EIGEN_ORDER_MAX_WORK:
         return r
-    ar, ai = a.real, a.imag
-    br, bi = b[..., :nf].real, b[..., :nf].imag
-    shape = r[..., :nf].shape
-    rr, ii, ri, ir = (np.zeros(shape, ar.dtype) for _ in range(4))
-    for k in range(K):
+    block = 8 if a.dtype == np.complex64 else 4  # result columns in two AVX registers of complex values
+    mf = 4 * (M // 4)  # rows in full panels of 4
+    nb = block * (N // block)  # columns in full blocks ...
+    # ... then, for c64, one block of 4 columns (measured when K is a multiple of 8)
+    n4 = nb + 4 if block == 8 and N - nb >= 4 and K % 8 == 0 else nb
+    if nb == 0 and n4 == 0 and mf == M:
+        return r
+    one = _four_sums(a, b, 1)  # one accumulator per sum
+    r[..., :, :nb] = one[..., :, :nb]
+    if n4 > nb:
+        r[..., :mf, nb:n4] = _four_sums(a[..., :mf, :], b[..., nb:n4], 2)
+        r[..., mf:, nb:n4] = one[..., mf:, nb:n4]
+    return r
+
+
+def _four_sums(a: np.ndarray, b: np.ndarray, accumulators: int) -> np.ndarray:
+    """(Σ ar·br − Σ ai·bi) + i(Σ ar·bi + Σ ai·br), each sum in k order with rounded products (no fma),
+    split over `accumulators` partial sums by k mod accumulators, added at the end in that order."""
+    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+    shape = np.broadcast_shapes(a.shape[:-1], b.shape[:-2] + (1,))[:-1] + (a.shape[-2], b.shape[-1])
+    parts = [[np.zeros(shape, ar.dtype) for _ in range(4)] for _ in range(accumulators)]
+    for k in range(a.shape[-1]):
+        rr, ii, ri, ir = parts[k % accumulators]
         xr, xi = ar[..., :, k:k + 1], ai[..., :, k:k + 1]
         yr, yi = br[..., k:k + 1, :], bi[..., k:k + 1, :]
-        rr += xr * yr  # (each product rounded, then added: no fma)
+        rr += xr * yr
         ii += xi * yi
         ri += xr * yi
         ir += xi * yr
-    rr -= ii
-    ri += ir
-    r.real[..., :nf] = rr
-    r.imag[..., :nf] = ri
-    return r
+    rr, ii, ri, ir = parts[0]
+    for p in parts[1:]:
+        rr, ii, ri, ir = rr + p[0], ii + p[1], ri + p[2], ir + p[3]
+    out = np.empty(shape, a.dtype)
+    out.real = rr - ii
+    out.imag = ri + ir
+    return out
 
 
 def _float_to_int(r: np.ndarray, dtype) -> np.ndarray:
