@@ -223,3 +223,56 @@ def test_every_golden_comparator_is_recognized():
                     assert S.recognize_comparator(vc, len(ins.operands)) is not None, (c.id, which)
                     seen += 1
     assert seen >= 100
+
+
+# comparators the recognizer does not take (a no-op `and true`, |c| descending, a key mixing operands,
+# a select-written two-level key): the guessed-order path and the merge sort must give the same
+# result, equal to one comparator call per comparison
+GENERAL_BODIES = {
+    "noop_and": "g = pred[] compare(c, d), direction=LT  t = pred[] constant(true)  ROOT r = pred[] and(g, t)",
+    "noop_total": ("g = pred[] compare(c, d), direction=GT, type=TOTALORDER  t = pred[] constant(true)  "
+                   "ROOT r = pred[] and(g, t)"),
+    "abs_desc": ("ac = f32[] abs(c)  ad = f32[] abs(d)  g = pred[] compare(ac, ad), direction=GT  "
+                 "t = pred[] constant(true)  ROOT r = pred[] and(g, t)"),
+    "mixed_key": ("ca = f32[] convert(a)  cb = f32[] convert(b)  x = f32[] add(ca, c)  y = f32[] add(cb, d)  "
+                  "ROOT r = pred[] compare(x, y), direction=LT"),
+    "select_swapped": ("lt = pred[] compare(c, d), direction=LT  eq = pred[] compare(c, d), direction=EQ  "
+                       "gt = pred[] compare(a, b), direction=GT  ROOT r = pred[] select(eq, gt, lt)"),
+    "le": "g = pred[] compare(c, d), direction=LE  t = pred[] constant(true)  ROOT r = pred[] and(g, t)",
+}
+GUESSED = {"noop_and", "noop_total", "select_swapped"}
+
+
+@pytest.mark.parametrize("name", sorted(GENERAL_BODIES))
+def test_guessed_order_equals_merge_sort(name, monkeypatch):
+    rng = np.random.default_rng(len(name))
+    n = 97
+    x = rng.integers(-3, 4, (3, n)).astype(np.int32)
+    y = rng.integers(-3, 4, (3, n)).astype(np.float32) / 2
+    y[rng.random((3, n)) < 0.15] = -0.0
+    text = SORT_TEXT.format(body=GENERAL_BODIES[name], r=3, n=n)
+    taken = []
+    real = S.candidate_order
+    monkeypatch.setattr(S, "candidate_order", lambda *a, **k: taken.append(real(*a, **k)) or taken[-1])
+    got = hlo_interp.run(text, x, y)
+    assert len(taken) == 1 and (taken[0] is not None) == (name in GUESSED)
+    monkeypatch.setattr(S, "candidate_order", lambda *a, **k: None)
+    merged = hlo_interp.run(text, x, y)
+    monkeypatch.setattr(S, "VectorComputation", None)  # one comparator call per comparison
+    slow = hlo_interp.run(text, x, y)
+    for g, m, s in zip(got, merged, slow):
+        assert np.array_equal(g.view(np.int32), m.view(np.int32))
+        if name != "le":  # LE is no strict weak order: the two algorithms may legitimately differ
+            assert np.array_equal(g.view(np.int32), s.view(np.int32))
+
+
+def test_guess_is_checked_on_every_row():
+    """A guess right on the sampled row 0 but wrong on another row is rejected (no partial answer)."""
+    x = np.array([[0, 1, 2, 3], [3, 2, 1, 0]], np.float32)
+
+    def less(lhs, rhs):  # ascending on row 0, descending on row 1
+        sign = np.array([[1.0], [-1.0]], np.float32)
+        return lhs[0] * sign < rhs[0] * sign
+    assert S.candidate_order([x], less) is None
+    assert S.merge_sort_order([x], less).tolist() == [[0, 1, 2, 3], [0, 1, 2, 3]]
+    assert S.candidate_order([x[::-1]], lambda lhs, rhs: lhs[0] > rhs[0]).tolist() == [[0, 1, 2, 3], [3, 2, 1, 0]]

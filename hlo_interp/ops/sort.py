@@ -16,11 +16,15 @@ of the key that preserves the compare's order:
     puts them (+NaN last, -NaN first).
 GT sorts descending, equal keys in their original order.
 
-Anything else (LE/GE, selects, keys mixing operands, ...) goes through the general path: a bottom-up
-merge sort where each merge pass places every element by a binary search in its partner run, with
-the comparator evaluated on whole arrays (all rows, all runs, all elements at once): about
-log2(n)^2 / 2 comparator evaluations (f32[1e6]: 8 s, against 0.13 s for the recognized form).  It is
-stable: the result equals a stable sort by the comparator (XLA:CPU's with is_stable=true).  With
+Anything else (LE/GE, selects, keys mixing operands, ...) goes through the general path, where the
+comparator is evaluated on whole arrays (all rows at once).  First a few guessed orders are tried
+(candidate_order: each operand read, ascending or descending, in JAX's canonical float order or XLA's
+total order, lexicographically in parameter order or the first two swapped; a NumPy argsort each),
+every guess checked by two comparator evaluations on neighbours, which decide for a strict weak order
+(XLA's sort requires one; only irreflexive comparators are tried).  A guess that passes IS the stable
+sort.  Otherwise a bottom-up merge sort where each merge pass places every element by a binary search
+in its partner run: about log2(n)^2 / 2 comparator evaluations (bench/sort_comparator.py, f32[64,8732]
+with an s32 iota: 0.07 s CPU when a guess passes, 0.6 s merged).  It is stable: the result equals a stable sort by the comparator (XLA:CPU's with is_stable=true).  With
 is_stable=false XLA leaves the order of equal elements unspecified (XLA:CPU's differs from the stable
 one); we return the stable order.  Comparators run on arrays also through `call`s of scalar
 computations (vectorized in turn), tuples, get-tuple-element and scalar reshape/broadcast/bitcast.
@@ -315,41 +319,129 @@ def recognize_comparator(vc: VectorComputation, n: int, root: str | None = None)
 def merge_sort_order(cols: Sequence[np.ndarray], less: Callable) -> np.ndarray:
     """Stable sort permutation along the last axis of rows [R, m] by `less(lhs_cols, rhs_cols) -> bool
     array`, evaluated on whole arrays: bottom-up merge sort, each element placed by a binary search
-    in its partner run, all elements of all rows searched at once (one `less` call per search step)."""
+    in its partner run, all elements of all rows searched at once (per search step one `less` call for
+    the elements of left runs, `less(partner, element)`, and one for those of right runs,
+    `less(element, partner)`)."""
     R, m = cols[0].shape
-    perm = np.broadcast_to(np.arange(m, dtype=np.int64), (R, m)).copy()
-    c = np.arange(m, dtype=np.int64)
+    it = np.int32 if R * m < 2 ** 31 else np.int64  # index arithmetic in the narrowest type that fits
+    perm = np.broadcast_to(np.arange(m, dtype=it), (R, m)).copy()
+    c = np.arange(m, dtype=it)
+    rowoff = (np.arange(R, dtype=it) * it(m))[:, None]
+    flat_cols = [col.ravel() for col in cols]
     w = 1
     while w < m:
-        cur = [np.take_along_axis(col, perm, axis=1) for col in cols]
+        cur = [np.take(col, perm + rowoff) for col in flat_cols]
+        flat = [x.ravel() for x in cur]
         run = c // w
         is_a = (run % 2) == 0
         pstart = (run ^ 1) * w
         plen = np.clip(m - pstart, 0, w)
-        q = np.nonzero(plen > 0)[0]  # columns with a partner run
-        if q.size:
-            qa, qs, ql = is_a[q], pstart[q], plen[q]
-            lo = np.zeros(q.size, dtype=np.int64)[None, :].repeat(R, axis=0)
+        newperm = perm.copy()
+        for left in (True, False):
+            q = np.nonzero((plen > 0) & (is_a if left else ~is_a))[0]  # columns with a partner run
+            if not q.size:
+                continue
+            ql = plen[q]
+            lo = np.zeros((R, q.size), dtype=it)
             hi = np.broadcast_to(ql, (R, q.size)).copy()
+            base = rowoff + pstart[q]
+            last = ql - 1
             mine = [x[:, q] for x in cur]
-            steps = int(ql.max()).bit_length()
-            for _ in range(steps):
+            mid = np.empty_like(lo)
+            pos = np.empty_like(lo)
+            for _ in range(int(ql.max()).bit_length()):
                 act = lo < hi
-                mid = (lo + hi) >> 1
-                pos = qs + np.minimum(mid, ql - 1)
-                other = [np.take_along_axis(x, pos, axis=1) for x in cur]
-                lhs = [np.where(qa, o, s) for o, s in zip(other, mine)]
-                rhs = [np.where(qa, s, o) for o, s in zip(other, mine)]
-                res = np.broadcast_to(np.asarray(less(lhs, rhs), dtype=bool), act.shape)
-                go_right = np.where(qa, res, ~res)  # A: b < a counts; B: not (b < a) counts
-                lo = np.where(act & go_right, mid + 1, lo)
-                hi = np.where(act & ~go_right, mid, hi)
+                if not act.any():
+                    break
+                np.add(lo, hi, out=mid)
+                mid >>= 1
+                np.minimum(mid, last, out=pos)
+                pos += base
+                other = [np.take(x, pos) for x in flat]
+                res = np.asarray(less(other, mine) if left else less(mine, other), dtype=bool)
+                # left runs: b < a counts; right runs: not (a < b) counts
+                right = np.broadcast_to(res if left else ~res, act.shape)
+                np.copyto(hi, mid, where=act & ~right)
+                act &= right
+                mid += 1
+                np.copyto(lo, mid, where=act)
             dest = (run[q] // 2) * 2 * w + (c[q] - run[q] * w) + lo  # [R, q]
-            newperm = perm.copy()
             np.put_along_axis(newperm, dest, perm[:, q], axis=1)
-            perm = newperm
+        perm = newperm
         w *= 2
-    return perm
+    return perm.astype(np.int64, copy=False)
+
+
+def _candidate_images(x: np.ndarray) -> list:
+    """Integer images of x whose orders a comparator is likely to follow: for floats JAX's canonical
+    order (-0 == +0, every NaN one value, last) and XLA's total order; integers and pred themselves."""
+    kind = dtype_kind(x.dtype)
+    if kind in ("sint", "uint", "pred"):
+        return [order_key(x, None)]
+    if kind != "float":
+        return []
+    with np.errstate(all="ignore"):
+        canon = np.where(x == 0, np.zeros((), x.dtype), x)
+        canon = np.where(np.isnan(canon), np.array(np.nan, x.dtype), canon)
+    return [total_order_key(canon), total_order_key(x)]
+
+
+def _candidate_keys(cols: Sequence[np.ndarray]):
+    """Lexicographic key lists (primary first) to try as the comparator's order: each operand's images,
+    ascending or descending, the operands in parameter order or the first two swapped, with and without
+    the later operands as tie-breakers."""
+    images = [_candidate_images(c) for c in cols]
+    if not images or not all(images):
+        return
+    n = len(cols)
+    orders = [list(range(n))] + ([[1, 0] + list(range(2, n))] if n >= 2 else [])
+    for order in orders:
+        for v in range(max(len(im) for im in images)):
+            img = [images[k][min(v, len(images[k]) - 1)] for k in order]
+            for d0 in (False, True):
+                yield [~img[0] if d0 else img[0]]
+                if n >= 2:
+                    for d1 in (False, True):
+                        yield [~img[0] if d0 else img[0]] + [~x if d1 else x for x in img[1:]]
+
+
+def _is_stable_sorted(cols: Sequence[np.ndarray], perm: np.ndarray, less: Callable) -> bool:
+    """The rows of `cols` permuted by `perm` [R, m] are in the stable order of a strict weak order
+    `less`: no neighbour precedes its predecessor, and neighbours that `less` does not order keep their
+    original index order.  (For a strict weak order the neighbours decide: equivalence classes are
+    contiguous and non-decreasing, ties by index is the one stable order.)"""
+    srt = [np.take_along_axis(c, perm, axis=1) for c in cols]
+    a, b = [x[:, :-1] for x in srt], [x[:, 1:] for x in srt]
+    if np.asarray(less(b, a), dtype=bool).any():
+        return False
+    ahead = np.asarray(less(a, b), dtype=bool)
+    return bool((ahead | (perm[:, :-1] < perm[:, 1:])).all())
+
+
+def candidate_order(cols: Sequence[np.ndarray], less: Callable, sample: int = 2048):
+    """The stable sort permutation [R, m] by `less` if one of a few guessed key orders
+    (_candidate_keys, a NumPy argsort/lexsort each) is it, else None.  Each guess is checked with two
+    array evaluations of `less` on neighbours (_is_stable_sorted), first on a sample of row 0 (a guess
+    wrong on a subsequence is wrong), then on everything.  Only for an irreflexive `less` (checked on
+    all elements); a strict weak order is assumed, as XLA's sort requires (its result is defined by
+    `less(a, b)` or `a`, `b` equal for every i < j)."""
+    R, m = cols[0].shape
+    if m < 2 or np.asarray(less(cols, cols), dtype=bool).any():
+        return None
+    step = max(1, m // sample)
+    sub = [c[:1, ::step] for c in cols]
+
+    def order(keys):
+        if len(keys) == 1:
+            return np.argsort(keys[0], axis=-1, kind="stable")
+        return np.lexsort(keys[::-1], axis=-1)
+    for keys in _candidate_keys(cols):
+        if not _is_stable_sorted(sub, order([k[:1, ::step] for k in keys]), less):
+            continue
+        perm = order(keys)
+        if _is_stable_sorted(cols, perm, less):
+            return perm
+    return None
 
 
 def tournament_topk_order(cols: Sequence[np.ndarray], less: Callable, k: int) -> np.ndarray:
@@ -453,7 +545,9 @@ class ComparatorSort:
                 params[2 * k + 1] = rhs[i]
             with np.errstate(all="ignore"):
                 return self.vc.evaluate(root.name, params, lhs[0].shape)
-        return merge_sort_order([flat[k] for k in need], less)
+        cols = [flat[k] for k in need]
+        perm = candidate_order(cols, less)
+        return perm if perm is not None else merge_sort_order(cols, less)
 
     def scalar_order(self, flat):
         if self.fn is None:
