@@ -31,6 +31,7 @@ from .in_place import callee_marks, in_place_elements
 from .opcodes import called_computation_attrs, opcodes_where
 from .ops import excess_precision, load_all
 from .ops.contraction import Plan as Contractions
+from .ops.dynamic import adapt_dynamic, module_has_dynamic
 from .ops.numerics import flush_denormals as _flush_denormals
 from .ops.registry import KERNELS, TOKEN, error_at, unsupported
 
@@ -167,6 +168,7 @@ class EvalContext:
         # Compiled plan code by a digest of its generated source (compile()'s plan_code): the code of a
         # source seen before is reused instead of compiled again.  None: compile every plan.
         self.plan_code: Optional[dict] = None
+        self.has_dynamic = module_has_dynamic(module)  # any dynamic dimension: kernels get adapt_dynamic
 
     def computation(self, name: str, ins: Optional[ir.Instruction] = None) -> ir.Computation:
         comp = self._comps.get(name)
@@ -375,6 +377,8 @@ def build_plan(comp: ir.Computation, ctx: EvalContext) -> list[tuple]:
                 raise
             except Exception as e:  # a kernel builder's bug: still a located message
                 raise error_at(ins, f"internal error preparing '{ins.opcode}': {type(e).__name__}: {e}") from e
+            if ctx.has_dynamic and tuple(names) == tuple(ins.operands):
+                fn = adapt_dynamic(ins, ctx, fn)  # XLA's dynamic-size rules (ops/dynamic.py)
             ops = tuple(slot_of[o] for o in names)
             if ins.opcode in _FOLDABLE and all(o in consts for o in ops) and \
                     shape_bytes(ins.shape) <= _FOLD_MAX_BYTES:

@@ -304,6 +304,77 @@ ENTRY main {
 }""", rnd((2, 3, 4), np.int32, -50, 50), np.int32(4), np.int32(6))
 
 
+# dynamic sizes through other ops (XLA's dynamic dimension inference): get-dimension-size after broadcast,
+# slice, reshape, dot, reduce, concatenate, transpose, reverse, pad and convert, and the values of
+# reductions over what they produce (only defined elements are outputs: past a dynamic size XLA's buffers
+# hold anything).  The reshape case sums integers: XLA:CPU adds a plain f32[12] reduce sequentially, which
+# hlo-run's reduce does not reproduce for every input (a separate difference)
+_DYN = """HloModule dyn
+add {{ a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }}
+ENTRY main {{
+  p = f32[4,3] parameter(0)
+  n = s32[] parameter(1)
+  d = f32[<=4,3] set-dimension-size(p, n), dimensions={{0}}
+  z = f32[] constant(0)
+  {body}
+}}"""
+for _n in (1, 3):
+    hcase(f"dynamic_infer_broadcast_n{_n}", _DYN.format(body="""b = f32[2,<=4,3] broadcast(d), dimensions={1,2}
+  g = s32[] get-dimension-size(b), dimensions={1}
+  bs = f32[2,4,3] broadcast(d), dimensions={1,2}
+  gs = s32[] get-dimension-size(bs), dimensions={1}
+  r = f32[2,3] reduce(b, z), dimensions={1}, to_apply=add
+  ROOT t = (s32[], s32[], f32[2,3]) tuple(g, gs, r)"""), rndf((4, 3), np.float32), np.int32(_n))
+    hcase(f"dynamic_infer_slice_n{_n}", _DYN.format(body="""sl0 = f32[<=4,2] slice(d), slice={[0:4], [0:2]}
+  sl1 = f32[<=3,3] slice(d), slice={[1:4], [0:3]}
+  sl2 = f32[<=2,3] slice(d), slice={[0:4:2], [0:3]}
+  sl3 = f32[1,3] slice(d), slice={[3:4], [0:3]}
+  g0 = s32[] get-dimension-size(sl0), dimensions={0}
+  g1 = s32[] get-dimension-size(sl1), dimensions={0}
+  g2 = s32[] get-dimension-size(sl2), dimensions={0}
+  g3 = s32[] get-dimension-size(sl3), dimensions={0}
+  r1 = f32[3] reduce(sl1, z), dimensions={0}, to_apply=add
+  r2 = f32[3] reduce(sl2, z), dimensions={0}, to_apply=add
+  ROOT t = (s32[], s32[], s32[], s32[], f32[3], f32[3]) tuple(g0, g1, g2, g3, r1, r2)"""),
+          rndf((4, 3), np.float32), np.int32(_n))
+    hcase(f"dynamic_infer_reshape_n{_n}", _DYN.format(body="""m = f32[<=12] reshape(d)
+  gm = s32[] get-dimension-size(m), dimensions={0}
+  sm = f32[] reduce(m, z), dimensions={0}, to_apply=add
+  t = f32[3,<=4] transpose(d), dimensions={1,0}
+  mt = f32[<=12] reshape(t)
+  gt = s32[] get-dimension-size(mt), dimensions={0}
+  sp = f32[<=2,2,3] reshape(d)
+  gs = s32[] get-dimension-size(sp), dimensions={0}
+  ROOT r = (s32[], f32[], s32[], s32[]) tuple(gm, sm, gt, gs)"""), rnd((4, 3), np.float32), np.int32(_n))
+    hcase(f"dynamic_infer_dot_n{_n}", _DYN.format(body="""q = f32[4,5] parameter(2)
+  c = f32[3,5] dot(d, q), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  w = f32[3,5] parameter(3)
+  o = f32[<=4,5] dot(d, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  g = s32[] get-dimension-size(o), dimensions={0}
+  os = f32[4,5] dot(d, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  gs = s32[] get-dimension-size(os), dimensions={0}
+  r = f32[5] reduce(o, z), dimensions={0}, to_apply=add
+  ROOT t = (f32[3,5], s32[], s32[], f32[5]) tuple(c, g, gs, r)"""), rndf((4, 3), np.float32), np.int32(_n),
+          rndf((4, 5), np.float32), rndf((3, 5), np.float32))
+    hcase(f"dynamic_infer_misc_n{_n}", _DYN.format(body="""r = f32[<=4] reduce(d, z), dimensions={1}, to_apply=add
+  g0 = s32[] get-dimension-size(r), dimensions={0}
+  rs = f32[4] reduce(d, z), dimensions={1}, to_apply=add
+  g1 = s32[] get-dimension-size(rs), dimensions={0}
+  c = f32[<=8,3] concatenate(d, d), dimensions={0}
+  g2 = s32[] get-dimension-size(c), dimensions={0}
+  v = f32[<=4,3] reverse(d), dimensions={0}
+  g3 = s32[] get-dimension-size(v), dimensions={0}
+  pd = f32[<=6,3] pad(d, z), padding=1_1x0_0
+  g4 = s32[] get-dimension-size(pd), dimensions={0}
+  cv = s32[<=4,3] convert(d)
+  g5 = s32[] get-dimension-size(cv), dimensions={0}
+  ng = f32[4,3] negate(d)
+  g6 = s32[] get-dimension-size(ng), dimensions={0}
+  sc = f32[3] reduce(c, z), dimensions={0}, to_apply=add
+  sv = f32[3] reduce(v, z), dimensions={0}, to_apply=add
+  ROOT t = (s32[], s32[], s32[], s32[], s32[], s32[], s32[], f32[3], f32[3]) tuple(g0, g1, g2, g3, g4, g5, g6, sc, sv)"""),
+          rndf((4, 3), np.float32), np.int32(_n))
+
 # --------------------------------------------------------------------------------------------- ragged
 def rdot(**kw):
     def f(a, b, g):
@@ -422,7 +493,7 @@ def family(cid: str) -> str:
         return "batch_norm"
     if "ragged" in cid:
         return "ragged_dot"
-    if cid.startswith(("set_dimension", "get_dimension", "dynamic_reshape")):
+    if cid.startswith(("set_dimension", "get_dimension", "dynamic_reshape", "dynamic_infer")):
         return "dynamic_shape"
     return "async"  # async-start/-update/-done, copy-start/-done
 
