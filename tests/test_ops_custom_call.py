@@ -692,3 +692,27 @@ def test_cudnn_refusals_and_worked_example():
         hlo_interp.run(_cudnn(t="s8", out="s8"), x.astype(np.int8), w.astype(np.int8), b)
     with pytest.raises(HloError, match="batch_group_count"):
         hlo_interp.run(_cudnn(extra=", batch_group_count=2"), x, w, b)
+
+
+ONEDNN_LN = """HloModule m
+ENTRY e {{ x = f32[2,3] parameter(0)  g = f32[3] parameter(1)  b = f32[3] parameter(2)
+  ROOT r = f32[2,3] custom-call(x, g, b), custom_call_target="__onednn$layernorm", backend_config={cfg} }}"""
+
+
+def test_onednn_layernorm_xla_thunk_test_values():
+    """XLA's own expectation (onednn_op_thunk_test.cc, SimpleOneDnnLayerNormThunk): rows [1,2,3] and
+    [4,5,6], scale 1, shift 0, eps 1e-5 give +-sqrt(3/2) and 0 within 1e-4.  The XLA:CPU-computed cases
+    are tests/golden/custom_call/onednn_layernorm_*."""
+    cfg = '{"onednn_layer_norm_config":{"rescale":"SCALE_AND_SHIFT","epsilon_typecast":"925353388"}}'
+    x = np.array([[1, 2, 3], [4, 5, 6]], np.float32)
+    got = hlo_interp.run(ONEDNN_LN.format(cfg=cfg), x, np.ones(3, np.float32), np.zeros(3, np.float32))[0]
+    ref = np.float32(1.2247449)
+    np.testing.assert_allclose(got, [[-ref, 0, ref], [-ref, 0, ref]], atol=1e-4)
+    assert got[0, 1] == 0
+
+
+def test_onednn_layernorm_needs_epsilon():
+    with pytest.raises(HloError, match="epsilon_typecast") as e:
+        hlo_interp.run(ONEDNN_LN.format(cfg='{"onednn_layer_norm_config":{"rescale":"SCALE_AND_SHIFT"}}'),
+                       np.zeros((2, 3), np.float32), np.ones(3, np.float32), np.zeros(3, np.float32))
+    assert ":3:" in str(e.value)

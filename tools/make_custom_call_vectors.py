@@ -546,13 +546,43 @@ def lapack_sign_cases():
     yield nm, (lambda nm=nm, a=a: jax_case(nm, jsl.schur, [a], TOL32, note=note))
 
 
+def onednn_cases():
+    """`__onednn$layernorm` as XLA:CPU (jaxlib's oneDNN) runs it: y = scale * (x - mean) / sqrt(var + eps)
+    + shift over the last dimension; the tolerance is oneDNN's summation order (see xla_cpu.py)."""
+    import struct
+
+    def ln_text(T, shape, eps):
+        bits = struct.unpack("<i", struct.pack("<f", np.float32(eps)))[0]
+        sh, C = ",".join(map(str, shape)), shape[-1]
+        return f"""HloModule onednn_layernorm
+ENTRY main {{
+  x = {T}[{sh}] parameter(0)
+  g = f32[{C}] parameter(1)
+  b = f32[{C}] parameter(2)
+  ROOT r = {T}[{sh}] custom-call(x, g, b), custom_call_target="__onednn$layernorm",
+    backend_config={{"onednn_layer_norm_config":{{"rescale":"SCALE_AND_SHIFT","epsilon_typecast":"{bits}"}}}}
+}}"""
+    for name, T, dt, shape, eps, loc, compare in (
+            ("onednn_layernorm_f32_2x3", "f32", np.float32, (2, 3), 1e-5, 1.0, {"scaled": 5e-7}),
+            ("onednn_layernorm_f32_16x768", "f32", np.float32, (16, 768), 1e-12, 3.0, {"scaled": 5e-7}),
+            ("onednn_layernorm_f32_4x3x37", "f32", np.float32, (4, 3, 37), 1e-3, -2.0, {"scaled": 5e-7}),
+            ("onednn_layernorm_bf16_8x64", "bf16", ml_dtypes.bfloat16, (8, 64), 1e-5, 0.5, {"ulp": 1})):
+        def make(name=name, T=T, dt=dt, shape=shape, eps=eps, loc=loc, compare=compare):
+            x = (RNG.standard_normal(shape) * 2 + loc).astype(dt)
+            g = RNG.standard_normal(shape[-1]).astype(np.float32)
+            b = RNG.standard_normal(shape[-1]).astype(np.float32)
+            hlo_case(name, ln_text(T, shape, eps), [x, g, b], compare)
+        yield name, make
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default=None)
     opts = ap.parse_args()
     n = 0
     import itertools
-    for name, make in itertools.chain(cases(), cudnn_cases(), lapack_extra_cases(), lapack_sign_cases()):
+    for name, make in itertools.chain(cases(), cudnn_cases(), lapack_extra_cases(), lapack_sign_cases(),
+                                    onednn_cases()):
         if opts.only and not re.search(opts.only, name):
             continue
         make()

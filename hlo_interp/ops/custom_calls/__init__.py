@@ -24,8 +24,8 @@ Built-in targets (on one device):
   * identities on XLA:CPU (xla_cpu.py): MoveToHost, MoveToDevice, ShardBarrierFrom/To, annotate_device_placement,
     LayoutConstraint, SetBound; AllocateBuffer (zeros: XLA leaves it uninitialized); GetRngSeed (a u64
     from the module's rng counter: XLA's differs every run); Qr (LAPACK ?geqrf's packed
-    result; in lapack.py).
-Everything else (e.g. TPU's Eigh, __onednn$layernorm) is unknown: the kernel's message says how to
+    result; in lapack.py); __onednn$layernorm (oneDNN's layer norm, within a stated tolerance).
+Everything else (e.g. TPU's Eigh) is unknown: the kernel's message says how to
 register a Python implementation (`hlo_interp.register_custom_call`).
 """
 from . import cublas, cudnn, dynamic, lapack, sharding, topk, xla_cpu  # noqa: F401 - register their targets
