@@ -210,3 +210,86 @@ def test_cases_present():
     names = {c.short.split("_")[0] for c in cases("fft_linalg_rng")}
     assert {"rbg", "fft", "tsolve", "cholesky", "rng", "jax", "jaxtpu"} <= names
     assert len(cases("fft_linalg_rng")) > 100
+
+
+# --------------------------------------------------------------------------------------------------
+# ducc0 as the FFT kernel only when it is XLA:CPU's DUCC (ops/fft.py's self-check)
+
+
+class _FakeDucc:
+    """A stand-in for the ducc0 package computing with NumPy, recording the calls."""
+
+    def __init__(self):
+        self.calls = []
+        fake = self
+
+        class fft:
+            @staticmethod
+            def c2c(x, axes, forward=True, inorm=0):
+                fake.calls.append(("c2c", axes, forward, inorm))
+                if forward:
+                    return np.fft.fftn(x, axes=axes)
+                return np.fft.ifftn(x, axes=axes, norm="backward" if inorm == 2 else "forward")
+
+            @staticmethod
+            def r2c(x, axes, forward=True, inorm=0):
+                fake.calls.append(("r2c", axes, forward, inorm))
+                return np.fft.rfftn(x, axes=axes)
+
+            @staticmethod
+            def c2r(x, axes, lastsize, forward=False, inorm=0):
+                fake.calls.append(("c2r", axes, lastsize, forward, inorm))
+                s = [x.shape[a] for a in axes[:-1]] + [lastsize]
+                return np.fft.irfftn(x, s=s, axes=axes)
+        self.fft = fft
+
+
+def _digests(module):
+    """The self-check digests `module` produces (as ops/fft.py computes them)."""
+    import hashlib
+    out = []
+    for kind, dt, sh, lens in fft_mod.SELF_CHECK_CASES:
+        got = fft_mod._ducc_fft(module, fft_mod.self_check_input(dt, sh), kind, lens)
+        out.append(hashlib.sha256(np.ascontiguousarray(got).tobytes()).hexdigest()[:16])
+    return tuple(out)
+
+
+def test_ducc_that_is_not_xlas_is_not_used(monkeypatch):
+    """A ducc0 whose numbers are not XLA:CPU's (here NumPy's; the PyPI wheels' -ffast-math or FMA builds)
+    fails the self-check: NumPy computes, within the stated tolerance."""
+    import sys
+    fake = _FakeDucc()
+    monkeypatch.setitem(sys.modules, "ducc0", fake)
+    monkeypatch.setattr(fft_mod, "_DUCC", [])
+    assert fft_mod.ducc_backend() is None
+    assert fake.calls  # it was tried
+
+
+def test_ducc_that_passes_the_self_check_computes(monkeypatch):
+    """A ducc0 that reproduces the self-check digests is the kernel, called as XLA's fft_thunk.cc calls
+    DUCC: every transformed axis at once, scale 1 forward, 1/N inverse (inorm=2), c2r with the length."""
+    import sys
+    fake = _FakeDucc()
+    monkeypatch.setitem(sys.modules, "ducc0", fake)
+    monkeypatch.setattr(fft_mod, "_SELF_CHECK", _digests(fake))
+    monkeypatch.setattr(fft_mod, "_DUCC", [])
+    assert fft_mod.ducc_backend() is fake
+    fake.calls.clear()
+    x = (np.arange(24).reshape(2, 3, 4) % 5 - 2).astype(np.complex64)
+    fft_mod.fft(x, "IFFT", (3, 4))
+    fft_mod.fft(x.real.astype(np.float32), "RFFT", (3, 4))
+    fft_mod.fft(x[..., :3], "IRFFT", (3, 4))
+    assert fake.calls == [("c2c", (1, 2), False, 2), ("r2c", (1, 2), True, 0), ("c2r", (1, 2), 4, False, 2)]
+
+
+def test_installed_ducc_is_exact_or_unused():
+    """Whatever ducc0 is installed: either it passed the self-check (then golden FFT cases are compared as
+    usual) or NumPy computes; the self-check data and the cases agree in length."""
+    assert len(fft_mod._SELF_CHECK) == len(fft_mod.SELF_CHECK_CASES)
+    b = fft_mod.ducc_backend()
+    try:
+        import ducc0
+    except ImportError:
+        assert b is None
+        return
+    assert b is None or b is ducc0
