@@ -119,6 +119,25 @@ def _stored_npy(data: bytearray, info: zipfile.ZipInfo):
     return a.reshape(shape[::-1]).transpose() if fortran else a.reshape(shape)
 
 
+def _read_whole(f, limit: int):
+    """A regular file of at most `limit` bytes read in one go into a buffer of its size (no chunks
+    joined, no regrowing); None for anything else (a pipe, a device, a larger file, a file that grew):
+    then read_limited reads it, from the start, and bounds it."""
+    import stat
+    try:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit or f.tell() != 0:
+            return None
+        data = bytearray(st.st_size)
+        n = f.readinto(data)
+        if n == st.st_size and not f.read(1):
+            return data
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass
+    f.seek(0)
+    return None
+
+
 def half_of_memory() -> int:
     """Half of the machine's memory (MemTotal), or 8 GiB when it cannot be read: the default bound on
     what one run may allocate or read."""
@@ -156,7 +175,9 @@ def load_arrays(path, max_bytes: "int | None" = None,
     from .diagnostics import TooLarge, read_limited
     try:
         with open(p, "rb") as f:
-            data = read_limited(f, limit + _HEADER_SLACK)
+            data = _read_whole(f, limit + _HEADER_SLACK)
+            if data is None:
+                data = read_limited(f, limit + _HEADER_SLACK)
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
     except IsADirectoryError:
