@@ -66,6 +66,32 @@ def wanted(size: int, choice: Optional[bool] = None) -> bool:
     return size >= MIN_BYTES
 
 
+def for_file(path: str, choice: Optional[bool] = None):
+    """For a command that reads the module text file `path`: (cache, key, (module, verified) or None)
+    when the file goes through the cache (a regular file, not a .pb proto, of a size `wanted`), else
+    None.  On a miss the caller parses the text as usual and stores the module under the key of the
+    text's bytes: cache.put(cache.key(text.encode("utf-8"), path), module, verified)."""
+    import stat
+
+    from .diagnostics import MAX_MODULE_BYTES
+    if path == "-" or path.lower().endswith(".pb"):
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None  # (the command's own reading says what is wrong)
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_MODULE_BYTES or not wanted(st.st_size, choice):
+        return None
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_MODULE_BYTES + 1)
+    except OSError:
+        return None
+    cache = ModuleCache()
+    key = cache.key(data, path)
+    return cache, key, cache.get(key)
+
+
 _CODE_STAMP: Optional[bytes] = None
 
 
