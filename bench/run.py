@@ -3,6 +3,7 @@
     python3 bench/run.py [--rounds 10] [--process-rounds 5] [--models mlp,transformer,train,loop]
                          [--after] [--out bench/out/run.json]
     python3 bench/run.py --after --models cnn_train,tf_train --out bench/out/run_models.json
+    python3 bench/run.py --cache-gain bench/out/dump_10mb.hlo [--process-rounds 5]
 
 Programs (written in JAX; their HLO text is what hlo_interp runs):
   mlp          3-layer MLP, batch 256, hidden 1024 (1024 -> 1024 -> 1024 -> 10), relu
@@ -31,6 +32,11 @@ would).  Two figures per system:
 Rounds interleave the systems; figures are medians, ratios are medians of per-round (paired) ratios.
 BLAS runs on one thread (set below before NumPy is imported): 2-thread BLAS is too noisy on shared
 machines.  `--after` runs XLA's optimized HLO (fusions) instead of the pre-optimization HLO.
+
+--cache-gain MODULE: the module cache (hlo_interp/cache.py) on one text, whole processes of
+`hlo-run MODULE --random-inputs --print none`: the first run (which writes the entry), then rounds of
+a cold run (--no-cache) and a warm one (--cache) interleaved; CPU time (user + system) and wall time,
+medians, in a temporary cache folder.
 """
 from __future__ import annotations
 
@@ -57,6 +63,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 LOOP_ITERS = 10_000
+DEFAULT_OUT = ROOT / "bench" / "out" / "run.json"
 
 # --------------------------------------------------------------------------------------------------
 # Inputs (shared by the three systems)
@@ -480,6 +487,42 @@ def bench_model(model: str, rounds: int, process_rounds: int, after: bool, have_
     return row
 
 
+def cache_gain(path: Path, rounds: int) -> dict:
+    """Whole-process hlo-run of `path`, cold (--no-cache) against warm (--cache), interleaved."""
+    import resource
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "hlo_interp")], capture_output=True)
+    with tempfile.TemporaryDirectory() as d:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+        env["XDG_CACHE_HOME"] = d
+        env.pop("HLO_INTERP_CACHE", None)
+        cmd = [sys.executable, "-m", "hlo_interp.cli_run", str(path), "--random-inputs", "--print", "none"]
+
+        def one(flag):
+            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.perf_counter()
+            p = subprocess.run(cmd + [flag], env=env, cwd=ROOT, capture_output=True, text=True)
+            wall = time.perf_counter() - t0
+            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if p.returncode != 0:
+                raise SystemExit(f"hlo-run {path} failed: {p.stderr.strip()[-500:]}")
+            return (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime), wall
+        first = one("--cache")
+        cold, warm = [], []
+        for _ in range(rounds):
+            cold.append(one("--no-cache"))
+            warm.append(one("--cache"))
+    row = {"module": str(path), "mb": round(path.stat().st_size / 1e6, 2), "rounds": rounds,
+           "first_cpu_s": first[0], "first_wall_s": first[1],
+           "cold_cpu_s": _median([c for c, _ in cold]), "cold_wall_s": _median([w for _, w in cold]),
+           "warm_cpu_s": _median([c for c, _ in warm]), "warm_wall_s": _median([w for _, w in warm]),
+           "warm_over_cold_cpu": _median([a[0] / b[0] for a, b in zip(warm, cold)])}
+    print(f"{path.name} ({row['mb']} MB), medians of {rounds}: cold {row['cold_cpu_s']:.3f} s CPU "
+          f"({row['cold_wall_s']:.3f} s wall), warm {row['warm_cpu_s']:.3f} s CPU ({row['warm_wall_s']:.3f} s wall), "
+          f"warm/cold {row['warm_over_cold_cpu']:.2f}; the first run, writing the entry: {first[0]:.3f} s CPU")
+    return row
+
+
 def _fmt(v, unit=""):
     if v is None:
         return "-"
@@ -496,7 +539,9 @@ def main(argv=None) -> int:
     ap.add_argument("--process-rounds", type=int, default=5)
     ap.add_argument("--models", default="mlp,transformer,train,loop")
     ap.add_argument("--after", action="store_true", help="run XLA's optimized HLO instead of the pre-optimization HLO")
-    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "run.json")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--cache-gain", type=Path, metavar="MODULE",
+                    help="measure the module cache on MODULE instead (cold against warm hlo-run)")
     ap.add_argument("--worker", choices=["numpy", "xla"], help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
     ap.add_argument("--inputs", help=argparse.SUPPRESS)
@@ -504,6 +549,12 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.worker:
         worker(args.worker, args.model, args.inputs, args.output)
+        return 0
+    if args.cache_gain is not None:
+        row = cache_gain(args.cache_gain, args.process_rounds)
+        out = args.out if args.out != DEFAULT_OUT else DEFAULT_OUT.with_name("cache_gain.json")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"cache_gain": row}, indent=2))
         return 0
     try:
         import jax  # noqa: F401
