@@ -84,8 +84,8 @@ def for_file(path: str, choice: Optional[bool] = None):
         return None
     try:
         with open(path, "rb") as f:
-            data = f.read(MAX_MODULE_BYTES + 1)
-    except OSError:
+            data = f.read(st.st_size + 1)  # (a read of MAX_MODULE_BYTES would allocate that much at once)
+    except (OSError, MemoryError):
         return None
     cache = ModuleCache()
     key = cache.key(data, path)

@@ -203,3 +203,21 @@ def test_compiled_plan_code_is_reused():
     assert again.ctx.plan_sources == first.ctx.plan_sources
     for x, y in zip(first(*args), again(*args)):
         np.testing.assert_array_equal(x, y)
+
+
+def test_a_process_under_a_memory_limit_reads_and_writes_the_cache(cache_home, tmp_path):
+    """The whole process, as a user runs it, in 1 GB of address space: looking a text up allocates what
+    the text needs, not the 2 GiB a module may have at most; the second run is a hit."""
+    import resource
+    import subprocess
+    import sys
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+    env = dict(os.environ, PYTHONPATH=str(ROOT), XDG_CACHE_HOME=str(cache_home.parent.parent), NO_COLOR="1")
+    cmd = [sys.executable, "-m", "hlo_interp.cli_run", str(SAMPLE), "-i", str(INPUTS), "--compare", str(EXPECTED),
+           "--cache"]
+    for _ in range(2):
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True, preexec_fn=limit, timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert "ok" in r.stdout and len(entries(cache_home)) == 1
