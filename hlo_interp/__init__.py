@@ -55,7 +55,9 @@ def to_text(module: ir.Module, *, strip_metadata: bool = False, strip_backend_co
 def format_text(text: str, filename: str = "<string>", **options) -> str:
     """Canonical text of every module in `text` (modules separated by `// -----` stay so)."""
     from .syntax.parser import SPLIT_MARKER
-    return (SPLIT_MARKER + "\n\n").join(to_text(m, **options) for m in parse_all(text, filename))
+    from .syntax.printer import PrintOptions, to_text as _to_text
+    opts = PrintOptions(**options, reuse_source=True)  # the modules are printed as parsed
+    return (SPLIT_MARKER + "\n\n").join(_to_text(m, opts) for m in parse_all(text, filename))
 
 
 def check(module: ir.Module, **options):

@@ -330,7 +330,8 @@ def fmt_cmd(files, strip_metadata, strip_backend_config, canonical_names, check_
                 from .frontend import parse_all_text
                 from .syntax.parser import SPLIT_MARKER
                 text, name = _read(path)
-                out = (SPLIT_MARKER + "\n\n").join(to_text(m, options) for m in parse_all_text(text, name))
+                fresh = PrintOptions(strip_metadata, strip_backend_config, canonical_names, reuse_source=True)
+                out = (SPLIT_MARKER + "\n\n").join(to_text(m, fresh) for m in parse_all_text(text, name))
         except HloError as e:
             report_error(e, color)
             status = EXIT_ERROR

@@ -7,6 +7,7 @@ printed back as written.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional, Union
 
@@ -479,6 +480,11 @@ class Location:
     def filename(self) -> str:
         return self._source.filename
 
+    @property
+    def source_text(self) -> str:
+        """The whole text this location is in."""
+        return self._source.text
+
     def __repr__(self):
         return f"Location({self.line}:{self.column})"
 
@@ -522,6 +528,46 @@ class Instruction:
 
     def __repr__(self):
         return f"<Instruction {self.name} = {self.opcode}({', '.join(self.operands)})>"
+
+    # The parser's fast path may leave the `metadata={...}` text undecoded (`pending_metadata`, with
+    # None at "metadata" in the dict, keeping its place): `attrs` decodes it on first access.  Printing
+    # re-emits such text as it is when it is already canonical (attrs_as_parsed).
+    pending_metadata = None  # Optional[str]; not a field (no annotation): set by the parser
+    # Set by the parser on an instruction whose source text (from `ROOT ` or the name, up to this
+    # offset) is exactly what the printer writes for it; a printer told that the module is unchanged
+    # since it was parsed may copy that text (syntax/printer.py, PrintOptions.reuse_source).
+    canonical_end = None  # Optional[int]; not a field
+
+    def attrs_as_parsed(self) -> tuple[dict[str, Any], Optional[str]]:
+        """(attrs, pending metadata text) without decoding the metadata: while the text is pending,
+        attrs["metadata"] is None.  For printers; everyone else reads `attrs`."""
+        return self.__dict__["_attrs"], self.__dict__.get("pending_metadata")
+
+
+def _attrs_get(self: Instruction) -> dict[str, Any]:
+    d = self.__dict__
+    if "pending_metadata" in d:
+        d["_attrs"]["metadata"] = metadata_from_text(d.pop("pending_metadata"))
+    return d["_attrs"]
+
+
+def _attrs_set(self: Instruction, value: dict[str, Any]) -> None:
+    d = self.__dict__
+    d["_attrs"] = value
+    if "pending_metadata" in d:
+        del d["pending_metadata"]
+
+
+Instruction.attrs = property(_attrs_get, _attrs_set, doc="the attributes, decoded, in canonical order")
+
+
+def metadata_from_text(text: str) -> dict[str, Any]:
+    """The metadata dict of a `{op_name="a" source_line=3}` text of key="string" (without escapes) or
+    key=integer items, separated by a space or a comma (what the parser leaves pending)."""
+    return {k: (s[1:-1] if s else int(i)) for k, s, i in _METADATA_ITEM.findall(text)}
+
+
+_METADATA_ITEM = re.compile(r'([A-Za-z_][\w.-]*)=(?:("[^"\\\n]*")|(-?[0-9]+))')
 
 
 def _name_list_offsets(text: str, start: int, n: int) -> tuple[int, ...]:

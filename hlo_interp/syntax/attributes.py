@@ -463,6 +463,19 @@ def _schema_cached(opcode: str):
     return got
 
 
+BadAttribute = _Bad  # what decode_value raises, with the message (without the attribute's name)
+
+
+def schema(opcode: str) -> tuple[dict[str, AttrSpec], tuple[str, ...]]:
+    """(the opcode's attribute specs by name, common ones included; every name in canonical order)."""
+    return _schema_cached(opcode)
+
+
+def decode_value(spec: AttrSpec, value, where: str):
+    """One attribute value of the generic syntax, decoded per its spec; raises BadAttribute."""
+    return _decode_one(spec, value, where)
+
+
 def decode_instruction_attrs(ins: ir.Instruction, raw: list, ctx) -> None:
     """Decode `raw` = [(name, offset, value)] onto ins.attrs, in canonical order."""
     if not raw:

@@ -232,6 +232,7 @@ class HloLexer:
             rf"(?:({pats['KV_FAST']})|({pats['INTS_FAST']})|(\{{\}})|([-+]?[0-9]+)|({pats['STRING']})"
             r"|(%?[A-Za-z_][\w.-]*))(?=,|[ \t\r]*(?:\n|\Z))")
         self.fast_eol = re.compile(r"[ \t\r]*(?:\n|\Z)")
+        self.fast_instr_names: dict[str, bool] = {}  # name -> `name = ` lexes as INSTR_DEF
         self.fast_words: dict[str, str | None] = {}  # attribute value word -> its terminal, if NAME/TRUE/FALSE
         self.fast_opcodes: dict[str, bool] = {}  # opcode -> `op(%a)` lexes as OP_CALL_FAST
         self.fast_opnames: dict[str, bool] = {}  # opcode -> `op(%a, /*c*/%b)` lexes as NAME `(` ...
@@ -267,7 +268,7 @@ class HloLexer:
         openers = self.openers
         closers = self.closers
         fast = inp.fast and self.fast_ok
-        fast_instruction = self._fast_instruction
+        fast_block = self._fast_block
         fast_signature = self._fast_signature
         root_type = self.keywords.get("ROOT")
         lpar = self.lpar
@@ -307,7 +308,7 @@ class HloLexer:
             value = m.group()
             if fast and (typ == "INSTR_DEF" or value == "ROOT" and typ == "NAME") and fa_level < 0 \
                     and not fa_pending and nest < MAX_NESTING:
-                got = fast_instruction(text, pos, end, typ == "INSTR_DEF")
+                got = fast_block(text, pos, end, AT_NAME if typ == "INSTR_DEF" else AT_ROOT)
                 if got is not None:
                     yield _fast_token("INSTR_DEF" if typ == "INSTR_DEF" else root_type, "instruction",
                                       got[0], pos)
@@ -394,27 +395,59 @@ class HloLexer:
             yield t
             pos = mend
 
-    def _fast_instruction(self, text: str, pos: int, end: int, at_name: bool):
+    # What the token-by-token lexer would make of the text where a fast instruction is tried:
+    # AT_NAME an INSTR_DEF, AT_ROOT the keyword ROOT, AT_LINE either (the next line of a block).
+    def _fast_block(self, text: str, pos: int, end: int, mode: int):
+        """Consecutive instruction lines read by _fast_instruction (the first where the lexer found
+        `mode`, each next one where it would find INSTR_DEF or ROOT), each built at once by
+        `build_line` (the parser's): (the parser's value for the block, offset after it), or None
+        when the first line is not one."""
+        got = self._fast_instruction(text, pos, end, mode)
+        if got is None:
+            return None
+        build = self.build_line
+        lines = [build(got[0])]
+        p = got[1]
+        skip = _WS_OPT.match
+        fast_instruction = self._fast_instruction
+        while True:
+            q = skip(text, p, end).end()
+            if q >= end:
+                break
+            got = fast_instruction(text, q, end, AT_LINE)
+            if got is None:
+                break
+            lines.append(build(got[0]))
+            p = got[1]
+        return self.build_block(lines), p
+
+    def _fast_instruction(self, text: str, pos: int, end: int, mode: int):
         """The common instruction line, `[ROOT] %name = f32[4]{0} op(%a, %b), key=value, ...` up to
-        the end of its line, as one FAST_INSTR token: (pieces, offset after it), or None to lex the
-        line token by token.  It is taken only where the token-by-token lexer would produce
+        the end of its line: (pieces, offset after it), or None to lex the line token by token.  It is taken only where the token-by-token lexer would produce
         INSTR_DEF (or ROOT then INSTR_DEF), SHAPE_FAST, then OP_CALL_FAST, `parameter ( INT )`,
         `constant( LITERAL_BODY )` or NAME `(` %NAMEs separated by `,` and /*index=N*/ `)`, then per attribute ATTR_NEXT and one KV_FAST, INTS_FAST, STRING,
         INT or NAME token (or `{` `}`), and nothing more on the line, with no lexer state involved
         (no frontend_attributes or backend_config).  The pieces are the text and offset of each of
         those tokens; the parser (_Builder.fast_instruction) makes of them what its rules make of
-        the tokens."""
+        the tokens.  The last piece is the offset where the line's text ends when it is written with
+        single spaces as the printer writes it (-1 otherwise)."""
         m = self.fast_head.match(text, pos, end)
         if m is None:
             return None
         root = m.group(1)
         name = m.group(2)
-        if at_name:
+        if mode == AT_NAME:
             if root is not None:
                 return None
-        elif root is None or (name[0] != "%" and (self.dispatch[name[0]].match(name + " = x") or _NO).lastgroup
-                              != "INSTR_DEF"):
+        elif root is None and mode == AT_ROOT:
             return None
+        elif name[0] != "%":
+            ok = self.fast_instr_names.get(name)
+            if ok is None:
+                ok = self.fast_instr_names[name] = (self.dispatch[name[0]].match(name + " = x")
+                                                    or _NO).lastgroup == "INSTR_DEF"
+            if not ok:
+                return None
         call = m.group(7)
         if call is not None:
             paren = call.index("(")
@@ -444,6 +477,8 @@ class HloLexer:
             head = (FAST_OPERANDS, opcode, m.start(10), m.group(11), 0)
         attrs = []
         p = m.end()
+        # written with single spaces, as the printer writes it: `ROOT %n = f32[] op(...), k=v`
+        spaced = m.start(3) == m.end(2) + 3 and head[2] == m.end(3) + 1 and (root is None or m.start(2) == pos + 5)
         attr_match = self.fast_attr.match
         words = self.fast_words
         while True:
@@ -473,10 +508,12 @@ class HloLexer:
                     return None
                 k = kind
             attrs.append((key, a.start(1), k, a.group(k) if k < V_TRUE else None, a.start(k) if k < V_TRUE else 0))
+            if spaced and a.start(1) != a.start() + 2:
+                spaced = False
             p = a.end()
         if self.fast_eol.match(text, p, end) is None:
             return None
-        return (root is not None, name, m.start(2), m.group(3), m.start(3)) + head + (attrs,), p
+        return (root is not None, name, m.start(2), m.group(3), m.start(3)) + head + (attrs, p if spaced else -1), p
 
     def _fast_signature(self, text: str, pos: int, end: int):
         """A computation's signature `(p0: f32[4], p1: s32[]) -> f32[4]` (before its `{`) as one
@@ -504,12 +541,14 @@ class HloLexer:
 # FAST pieces: how the operands are written, and the kinds of attribute values (the group
 # numbers of HloLexer.fast_attr).
 FAST_CALL, FAST_PARAMETER, FAST_CONSTANT, FAST_OPERANDS = 0, 1, 2, 3
+AT_NAME, AT_ROOT, AT_LINE = 0, 1, 2
 V_KV, V_INTS, V_EMPTY, V_INT, V_STRING, V_NAME, V_TRUE, V_FALSE = 2, 3, 4, 5, 6, 7, 8, 9
 FAST = "FAST"  # the type of tokens that stand for a whole nonterminal (never a grammar terminal)
 _NO = re.match("(?P<_>)", "")  # a match whose lastgroup is no terminal
 
 
 _WS = re.compile(r"[ \t\f\r\n]+")
+_WS_OPT = re.compile(r"[ \t\f\r\n]*")
 _LAYOUT_AFTER_WS = re.compile(r"\{[ \t\r\n]*[0-9:]")  # what LAYOUT_OPEN looks ahead for
 # Attributes whose `{...}` value XLA's lexer takes as one brace-balanced string (LexJsonDict).
 _RAW_BRACE_ATTRS = frozenset({"backend_config="})

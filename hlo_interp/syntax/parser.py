@@ -21,9 +21,10 @@ from ..diagnostics import HloError, SourceText
 from ..types import PRIMITIVE_TYPES
 from . import lexer as _lexer
 from ..opcodes import schema_for
-from .attributes import (BadAliasEntry, InlineInstruction, alias_of_paren, decode_computation_attrs,
-                         decode_header_attrs, decode_instruction_attrs)
+from .attributes import (BadAliasEntry, BadAttribute, InlineInstruction, alias_of_paren, decode_computation_attrs,
+                         decode_header_attrs, decode_instruction_attrs, decode_value, schema)
 from .literals import ELIDED, LitTuple, parse_literal_body
+from .printer import CANONICAL_METADATA as _CANONICAL_METADATA, attr_value_text
 
 MAX_NESTING = 500  # XLA's HloParserOptions max_recursion_depth
 
@@ -102,6 +103,21 @@ class _InstrResult(InlineInstruction):
         self.hoisted = hoisted
 
 
+class _InstrBlock(_InstrResult):
+    """Consecutive instruction lines read by the lexer's fast path (lexer.HloLexer._fast_block), pushed
+    as one `instruction`: the last one is `ins`, those before it come first (`hoisted`)."""
+    __slots__ = ("instrs",)
+
+    def __init__(self, instrs: list):
+        self.instrs = instrs
+        self.ins = instrs[-1]
+        self.hoisted = instrs[:-1]
+
+
+class _FastFallback(Exception):
+    """The fast path met what only token-by-token parsing reports properly (parse again without it)."""
+
+
 class _Ctx:
     def __init__(self, source: SourceText, fill_shapes: Optional[FillShapes] = None):
         self.source = source
@@ -112,6 +128,8 @@ class _Ctx:
         # KV_FAST / INTS_FAST token text -> its GBraces (immutable): dumps repeat the same metadata
         # thousands of times.
         self.brace_cache: dict[str, ir.GBraces] = {}
+        # (opcode, attribute) -> {value text: decoded value} for the fast path (immutable values only)
+        self.value_cache: dict[tuple[str, str], dict] = {}
         self.kv_item_cache: dict[tuple, ir.GKeyVal] = {}
 
     def builder_inline_computation(self, braces: ir.GBraces, attr: str, ins_name: str) -> str:
@@ -192,8 +210,22 @@ def _check_dims(dims, dynamic, et, source: SourceText, pos: int) -> None:
 _LONG_DIGITS = re.compile(r"[0-9]{19,}")
 
 
+_ZERO_DIGITS = str.maketrans("123456789", "000000000")
+_LAST_ZEROED: list = [None, ""]  # [a text, that text with every digit 0]
+
+
+def _digits_zeroed(text: str) -> str:
+    """The text with every digit a 0 (remembered for the last text): where digit runs of a given
+    shape are can then be looked for as a plain substring, far faster than with a regex."""
+    if _LAST_ZEROED[0] is not text:
+        _LAST_ZEROED[0], _LAST_ZEROED[1] = text, text.translate(_ZERO_DIGITS)
+    return _LAST_ZEROED[1]
+
+
 def _refuse_huge_integers(source: SourceText, begin: int, end: int | None) -> None:
     text = source.text
+    if "0000000000000000000" not in _digits_zeroed(text[begin:end]):  # no run of 19 digits
+        return
     for m in _LONG_DIGITS.finditer(text, begin, len(text) if end is None else end):
         a, b = m.span()
         before = text[a - 1] if a else " "
@@ -250,8 +282,11 @@ class _Builder:
         """A lone instruction (as pasted from a dump): its operands become the entry's parameters,
         named and shaped as written, like XLA's parser does (module `_`, scheduled)."""
         r = c[0]
+        if type(r) is _InstrBlock and len(r.instrs) > 1:
+            raise _FastFallback  # lines of instructions without a computation: the grammar's error
         ins = r.ins
         ins.is_root = True
+        ins.__dict__.pop("canonical_end", None)
         defined = {h.name for h in r.hoisted}
         params = []
         shapes = ins.operand_shapes or [None] * len(ins.operands)
@@ -364,7 +399,9 @@ class _Builder:
         instrs: list[ir.Instruction] = []
         attrs_raw = []
         for x in c[i:]:
-            if isinstance(x, _InstrResult):
+            if type(x) is _InstrBlock:
+                instrs.extend(x.instrs)
+            elif isinstance(x, _InstrResult):
                 instrs.extend(x.hoisted)
                 instrs.append(x.ins)
             else:
@@ -411,7 +448,9 @@ class _Builder:
         if len(roots) > 1:
             raise self._err_at_loc(roots[1].loc, f"computation {comp.name} has more than one ROOT")
         if not roots and comp.instructions:
-            comp.instructions[-1].is_root = True
+            last = comp.instructions[-1]
+            last.is_root = True
+            last.__dict__.pop("canonical_end", None)  # printed with `ROOT `, written without
 
     def entry_kw(self, c):
         return _ENTRY
@@ -461,50 +500,142 @@ class _Builder:
             _check_attr_forms(ins, self)
         return _InstrResult(ins, hoisted)
 
-    def fast_instruction(self, data):
-        """The _InstrResult of a FAST_INSTR token (lexer.HloLexer._fast_instruction): the same
-        callbacks, in the same order, as for the tokens it stands for."""
+    def fast_block(self, lines: list) -> _InstrBlock:
+        return _InstrBlock(lines)
+
+    def fast_line(self, data) -> ir.Instruction:
+        """The instruction of one line read by lexer.HloLexer._fast_instruction: what the rules make
+        of its tokens (instruction, rhs_fast/rhs_op/rhs_constant, the attributes decoded per the
+        opcode table), built directly.  A metadata={...} value of keys and plain strings or integers
+        stays text until the instruction's attrs are first read (ir.Instruction.pending_metadata).
+        A line that is exactly what the printer writes for it gets `canonical_end`."""
         (is_root, name, name_pos, shape_text, shape_pos, form, opcode, op_pos, args, args_pos,
-         raw_attrs) = data
-        shape = _FAST_SHAPES.get(shape_text)
-        if shape is None:
-            shape = _FAST_SHAPES[shape_text] = _decode_fast_shape(shape_text, shape_pos, self.ctx.source)
-        attrs = []
-        if raw_attrs:
-            cache = self.ctx.brace_cache
-            for key, key_pos, kind, vtext, vpos in raw_attrs:
-                if kind == _lexer.V_KV or kind == _lexer.V_INTS:
-                    v = cache.get(vtext)
-                    if v is None:
-                        v = self._kv_braces(vtext, vpos) if kind == _lexer.V_KV else _ints_braces(vtext)
-                        cache[vtext] = v
-                elif kind == _lexer.V_NAME:
-                    v = ir.GName(vtext[1:] if vtext[0] == "%" else vtext)
-                elif kind == _lexer.V_INT:
-                    v = int(vtext)
-                elif kind == _lexer.V_STRING:
-                    v = ir.GString(_unescape(vtext, self.ctx, vpos), vtext[0])
-                elif kind == _lexer.V_EMPTY:
-                    v = ir.GBraces((), ())
-                else:
-                    v = kind == _lexer.V_TRUE
-                attrs.append((key, key_pos, v))
-        if form == _lexer.FAST_CALL:  # `%a, %b`: where each name is, is worked out when asked for
-            operands = [_strip(x.strip()) for x in args.split(",")] if args else []
-            rhs = (shape, opcode, op_pos, operands, None, None, attrs, [], op_pos + len(opcode) + 1)
-        elif form == _lexer.FAST_PARAMETER:
-            self.ctx.last_operand_shapes = None
-            rhs = (shape, "parameter", op_pos, [], None, int(args), attrs, [], ())
-        elif form == _lexer.FAST_OPERANDS:  # what rhs_op makes of plain operand names
-            self.ctx.last_operand_shapes = None
+         raw_attrs, end) = data
+        got = _LINE_SHAPES.get(shape_text)
+        source = self.ctx.source
+        if got is None:
+            shape = _FAST_SHAPES.get(shape_text)
+            if shape is None:
+                shape = _FAST_SHAPES[shape_text] = _decode_fast_shape(shape_text, shape_pos, source)
+            got = _LINE_SHAPES[shape_text] = (shape, ir.shape_text(shape) == shape_text)
+        shape, canonical = got
+        if name[0] == "%":
+            name = name[1:]
+        else:
+            canonical = False
+        if end < 0:
+            canonical = False
+        literal = param_no = None
+        if form == _FAST_CALL:  # `%a, %b`: where each name is, is worked out when asked for
+            if args:
+                operands = [(x[1:] if x[0] == "%" else x) for x in args.replace(" ", "").split(",")]
+                n = len(operands)
+                if canonical and (n > 5 or args.count("%") != n or args.count(" ") != n - 1):
+                    canonical = False
+            else:
+                operands = []
+            offsets = op_pos + len(opcode) + 1
+        elif form == _FAST_PARAMETER:
+            operands = []
+            param_no = int(args)
+            offsets = ()
+            if canonical and str(param_no) != args:
+                canonical = False
+        elif form == _FAST_OPERANDS:  # what rhs_op makes of plain operand names
             start = op_pos + len(opcode) + 1
             found = [(m.group(1), start + m.start()) for m in _OPERAND_NAMES.finditer(args)]
-            rhs = (shape, opcode, op_pos, [n for n, _ in found], None, None, attrs, [],
-                   tuple(o for _, o in found))
+            operands = [n for n, _ in found]
+            offsets = tuple(o for _, o in found)
+            if canonical and args != ", ".join(("%" if i % 5 or not i else f"/*index={i}*/%") + o
+                                               for i, o in enumerate(operands)):
+                canonical = False
         else:
-            literal = parse_literal_body(args, args_pos, shape, self.ctx.source, _parse_literal_tree)
-            rhs = (shape, "constant", op_pos, [], literal, None, attrs, [], ())
-        return self._make_instruction(name[1:] if name[0] == "%" else name, name_pos, is_root, rhs)
+            literal = parse_literal_body(args, args_pos, shape, source, _parse_literal_tree)
+            operands = []
+            offsets = ()
+            canonical = False  # printed by the printer, not checked here
+        if not raw_attrs:
+            ins = ir.Instruction(name, opcode, shape, operands, {}, literal, param_no, is_root,
+                                 ir.Location(source, name_pos), {}, (), None, offsets)
+            if canonical:
+                ins.canonical_end = end
+            return ins
+        keys = tuple([a[0] for a in raw_attrs])
+        plan = _FAST_PLANS.get((opcode, keys))
+        if plan is None:
+            plan = _FAST_PLANS[(opcode, keys)] = _fast_attr_plan(opcode, keys)
+        if plan is False:  # unknown or repeated attributes: the general decoding (and its messages)
+            ins = ir.Instruction(name, opcode, shape, operands, {}, literal, param_no, is_root,
+                                 ir.Location(source, name_pos), {}, (), None, offsets)
+            decode_instruction_attrs(ins, [(key, key_pos, self._fast_generic(kind, vtext, vpos))
+                                           for key, key_pos, kind, vtext, vpos in raw_attrs], self.ctx)
+            if ins.attrs:
+                _check_attr_forms(ins, self)
+            return ins
+        specs, perm, check, in_order = plan
+        if not in_order:
+            canonical = False
+        vals = []
+        locs = {}
+        pending = None
+        Location = ir.Location
+        value_cache = self.ctx.value_cache
+        for (key, key_pos, kind, vtext, vpos), spec in zip(raw_attrs, specs):
+            locs[key] = Location(source, key_pos)
+            if kind == _V_KV and spec.kind == "metadata" and "\\" not in vtext:
+                pending = vtext
+                vals.append(None)
+                if canonical and _CANONICAL_METADATA.fullmatch(vtext) is None:
+                    canonical = False
+                continue
+            cache = value_cache.get((opcode, key))
+            if cache is None:
+                cache = value_cache[(opcode, key)] = {}
+            ckey = vtext if vtext is not None else kind
+            got = cache.get(ckey)
+            if got is None:
+                try:
+                    v = decode_value(spec, self._fast_generic(kind, vtext, vpos), opcode)
+                except BadAttribute as e:
+                    raise HloError.at(source, key_pos, str(e)) from None
+                got = (v, vtext is not None and attr_value_text(spec.kind, v) == vtext)
+                if spec.kind not in ("metadata", "frontend"):  # dicts: one per instruction
+                    cache[ckey] = got
+            vals.append(got[0])
+            if not got[1]:
+                canonical = False
+        ins = ir.Instruction(name, opcode, shape, operands, {keys[i]: vals[i] for i in perm}, literal, param_no,
+                             is_root, ir.Location(source, name_pos), locs, (), None, offsets)
+        if pending is not None:
+            ins.pending_metadata = pending
+        if check:
+            _check_attr_forms(ins, self)
+        if canonical:
+            ins.canonical_end = end
+        return ins
+
+    def _fast_generic(self, kind: int, vtext: Optional[str], vpos: int):
+        """The generic value (what the attribute rules make) of a fast attribute value."""
+        if kind == _lexer.V_KV or kind == _lexer.V_INTS:
+            cache = self.ctx.brace_cache
+            v = cache.get(vtext)
+            if v is None:
+                v = self._kv_braces(vtext, vpos) if kind == _lexer.V_KV else _ints_braces(vtext)
+                cache[vtext] = v
+            return v
+        if kind == _lexer.V_NAME:
+            return ir.GName(vtext[1:] if vtext[0] == "%" else vtext)
+        if kind == _lexer.V_INT:
+            return int(vtext)
+        if kind == _lexer.V_STRING:
+            return ir.GString(_unescape(vtext, self.ctx, vpos), vtext[0])
+        if kind == _lexer.V_EMPTY:
+            return ir.GBraces((), ())
+        return kind == _lexer.V_TRUE
+
+    def fast_instruction(self, block: _InstrBlock) -> _InstrBlock:
+        """The value of a FAST token of instruction lines (built as the lexer read them)."""
+        return block
 
     def rhs_constant(self, c):
         shape = c[0] if isinstance(c[0], (ir.ArrayShape, ir.TupleShape, ir.BufferShape)) else None
@@ -972,6 +1103,22 @@ class _Builder:
 
 
 _OPERAND_NAMES = re.compile(r"%([A-Za-z_][\w.-]*)")
+_FAST_CALL, _FAST_PARAMETER, _FAST_OPERANDS = _lexer.FAST_CALL, _lexer.FAST_PARAMETER, _lexer.FAST_OPERANDS
+_V_KV = _lexer.V_KV
+_MISSING = object()
+# (opcode, attribute names as written) -> (their specs, the order of their indices in canonical
+# order, whether _check_attr_forms has something to check), or False: unknown or repeated names
+_FAST_PLANS: dict[tuple, Any] = {}
+_FORM_CHECKED = frozenset({"control-predecessors", "padding", "replica_groups"})
+
+
+def _fast_attr_plan(opcode: str, keys: tuple[str, ...]):
+    by_name, order = schema(opcode)
+    if len(set(keys)) != len(keys) or any(k not in by_name for k in keys):
+        return False
+    specs = tuple(by_name[k] for k in keys)
+    perm = tuple(keys.index(n) for n in order if n in keys)
+    return specs, perm, any(k in _FORM_CHECKED for k in keys), perm == tuple(range(len(keys)))
 
 
 def _split_operands(args: str, start: int) -> tuple[list[str], tuple[int, ...]]:
@@ -1078,6 +1225,7 @@ def _ints_braces(text: str) -> ir.GBraces:
 
 _KV_ITEM = re.compile(r'([A-Za-z_][\w.-]*)=(?:("(?:[^"\\\n]|\\.)*")|(-?[0-9]+))([ ,]?)')
 _FAST_SHAPES: dict[str, ir.ArrayShape] = {}
+_LINE_SHAPES: dict[str, tuple[ir.ArrayShape, bool]] = {}  # and whether the text is the printer's
 _FAST_SHAPE_RE = re.compile(r"(\w+)\[([0-9,]*)\](?:\{([0-9,]*)\})?")
 
 
@@ -1238,13 +1386,13 @@ def _cache_file(grammar: str) -> Optional[str]:
     return os.path.join(d, f"grammar-{key}.lark-cache")
 
 
-_GLOG_PREFIX = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]\n]*\] ", re.M)
+_GLOG_PREFIX = re.compile(r"^[IWEF][0-9]{4} [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]+ +[0-9]+ [^\]\n]*\] ", re.M)
 
 
 def strip_log_prefixes(text: str) -> str:
     """Blank out glog prefixes (`I1123 08:47:03.123456  12345 file.cc:12] `) of HLO pasted from logs.
     The prefix is replaced by spaces, so line and column numbers stay those of the original."""
-    if not _GLOG_PREFIX.search(text):
+    if "0000 00:00:00." not in _digits_zeroed(text) or not _GLOG_PREFIX.search(text):
         return text
     return _GLOG_PREFIX.sub(lambda m: " " * len(m.group()), text)
 
@@ -1268,7 +1416,7 @@ def parse_module(text: str, filename: str = "<string>", fill_shapes: Optional[Fi
 def _refuse_several_modules(text: str, filename: str, source: "SourceText", fill_shapes=None) -> None:
     """A text of several `// -----`-separated modules where one is expected: say so (at the first
     separator) instead of reporting the second module's header as a syntax error."""
-    first = _SPLIT.search(text)
+    first = _SPLIT.search(text) if SPLIT_MARKER in text else None
     if first is None:
         return
     try:
@@ -1294,7 +1442,7 @@ def parse_modules(text: str, filename: str = "<string>",
     parse_module."""
     text = strip_log_prefixes(text)
     source = SourceText(text, filename)
-    cuts = [m.start() for m in _SPLIT.finditer(text)]
+    cuts = [m.start() for m in _SPLIT.finditer(text)] if SPLIT_MARKER in text else []
     if not cuts:
         m = _parse(source, "hlo", fill_shapes=fill_shapes)
         m.filename = filename
@@ -1336,6 +1484,8 @@ def _driver():
         lexer = _lexer.HloLexer(lk.lexer_conf)
         driver = Driver(lk)
     driver.fast_builders = {"instruction": _BUILDER.fast_instruction, "signature": _BUILDER.fast_signature}
+    lexer.build_line = _BUILDER.fast_line
+    lexer.build_block = _BUILDER.fast_block
     return driver, lexer
 
 
@@ -1405,6 +1555,7 @@ def _parse(source: SourceText, start: str, begin: int = 0, end: int | None = Non
         raise HloError(f"input nested too deeply (more than {MAX_NESTING} levels)",
                        filename=source.filename) from None
     finally:
+        _LAST_ZEROED[:] = [None, ""]
         if gc_was_enabled:
             ir.age_new_objects()  # the module's objects: old from now on
             gc.enable()

@@ -21,6 +21,9 @@ class PrintOptions:
     strip_metadata: bool = False
     strip_backend_config: bool = False
     canonical_names: bool = False
+    # Copy the source text of instructions the parser found written exactly as printed
+    # (ir.Instruction.canonical_end): only for a module not changed since it was parsed.
+    reuse_source: bool = False
 
 
 # --------------------------------------------------------------------------------------------------
@@ -135,6 +138,17 @@ def _alias(entries, compact: bool = False) -> str:
 _METADATA_ORDER = ("op_type", "op_name", "source_file", "source_line", "source_end_line",
                    "source_column", "source_end_column", "profile_type", "deduplicated_name",
                    "preserve_layout", "scheduling_name", "stack_frame_id")
+
+
+def _canonical_metadata_re() -> "re.Pattern":
+    """`{op_name="a" source_line=3}` as _metadata prints it: known keys in its order, one space
+    between items, strings with nothing to escape, integers without leading zeros."""
+    value = r'(?:"[^"\'\\\x00-\x1f\x7f]*"|-?[1-9][0-9]*|0)'
+    items = "".join(rf"(?:{k}={value}(?: (?=[a-z])|(?=\}})))?" for k in _METADATA_ORDER)
+    return re.compile(r"\{" + items + r"\}")
+
+
+CANONICAL_METADATA = _canonical_metadata_re()
 
 
 def _metadata(md: dict) -> str:
@@ -355,8 +369,15 @@ def instruction_text(ins: ir.Instruction, opts: PrintOptions = PrintOptions(), n
     kinds = _KINDS_CACHE.get(ins.opcode)
     if kinds is None:
         kinds = _KINDS_CACHE[ins.opcode] = _attr_kinds(ins.opcode)
-    for key, val in ins.attrs.items():
+    attrs, pending = ins.attrs_as_parsed()
+    if pending is not None and (opts.strip_metadata or CANONICAL_METADATA.fullmatch(pending) is None):
+        attrs, pending = ins.attrs, None  # decoded (and printed as any metadata)
+    for key, val in attrs.items():
         if opts.strip_metadata and key == "metadata":
+            continue
+        if pending is not None and key == "metadata":
+            parts.append(", metadata=")
+            parts.append(pending)  # the text as written: what _metadata prints
             continue
         if opts.strip_backend_config and key == "backend_config":
             continue
@@ -383,8 +404,20 @@ def computation_text(comp: ir.Computation, opts: PrintOptions = PrintOptions(), 
               ") -> " + shape_text(comp.root.shape, layouts=False)
     cname = cmap.get(comp.name, comp.name) if cmap else comp.name
     lines = [f"{head}%{cname}{sig} {{"]
-    for ins in comp.instructions:
-        lines.append("  " + instruction_text(ins, opts, imap, cmap))
+    if opts.reuse_source and not (names or opts.strip_metadata or opts.strip_backend_config):
+        for ins in comp.instructions:
+            end = ins.canonical_end
+            if end is not None:
+                loc = ins.loc
+                text = loc.source_text
+                start = loc.offset - 5 if ins.is_root else loc.offset
+                if not ins.is_root or text.startswith("ROOT ", start):
+                    lines.append("  " + text[start:end])
+                    continue
+            lines.append("  " + instruction_text(ins, opts, imap, cmap))
+    else:
+        for ins in comp.instructions:
+            lines.append("  " + instruction_text(ins, opts, imap, cmap))
     tail = "}"
     for key, val in comp.attrs.items():
         tail += f", {key}={_str(val) if isinstance(val, str) else generic(val)}"
