@@ -167,6 +167,16 @@ CASES = {
                                   "ENTRY %e (y: f32[]) -> f32[] {\n  ROOT %y = f32[] parameter(0)\n}\n",
     "constant_f32_rounds_to_inf": "ENTRY e {\n  ROOT %c = f32[3]{0} constant({1, 2, 1e39})\n}\n",
     "constant_c64_part_beyond_f32": "ENTRY e {\n  ROOT %c = c64[1]{0} constant({(0, -3.40282347e+38)})\n}\n",
+    # values the fast path reads besides key=value braces and integer lists
+    "backend_config_json": 'ENTRY e {\n  %p = f32[] parameter(0)\n  ROOT %n = f32[] negate(%p), '
+                           'backend_config={"a":{"b":[1,"}"]}}, metadata={op_name="n"}\n}\n',
+    "backend_config_empty": "ENTRY e {\n  %p = f32[] parameter(0)\n  ROOT %n = f32[] negate(%p), backend_config={}\n}\n",
+    "backend_config_string": 'ENTRY e {\n  %p = f32[] parameter(0)\n  ROOT %n = f32[] negate(%p), backend_config="x"\n}\n',
+    "backend_config_unbalanced": 'ENTRY e {\n  %p = f32[] parameter(0)\n  ROOT %n = f32[] negate(%p), backend_config={"a":1\n}\n',
+    "backend_config_then_junk": 'ENTRY e {\n  %p = f32[] parameter(0)\n  ROOT %n = f32[] negate(%p), backend_config={} x\n}\n',
+    "slice_attr": "ENTRY e {\n  %p = f32[4,8]{1,0} parameter(0)\n  ROOT %s = f32[2,4]{1,0} slice(%p), slice={[0:2], [0:8:2]}\n}\n",
+    "slice_attr_signs": "ENTRY e {\n  %p = f32[4]{0} parameter(0)\n  ROOT %s = f32[2]{0} slice(%p), slice={[+0:2]}\n}\n",
+    "slice_attr_bad": "ENTRY e {\n  %p = f32[4]{0} parameter(0)\n  ROOT %s = f32[2]{0} slice(%p), slice={[0:2], 3}\n}\n",
 }
 
 
@@ -280,3 +290,43 @@ def test_quoted_strings_escape_like_absl_cescape():
     assert _str("a\\b") == '"a\\\\b"'
     assert _str("l1\nl2\t\r") == '"l1\\nl2\\t\\r"'
     assert _str("\x01\x1f\x7f") == '"\\001\\037\\177"'
+
+
+def test_parsed_instruction_is_the_dataclass_instance():
+    # the fast path's constructor sets exactly the fields Instruction(...) sets
+    from hlo_interp import ir
+    args = ("n", "add", None, ["a", "b"], {"x": 1}, None, None, True, None, {}, 7)
+    fast = ir.parsed_instruction(*args)
+    slow = ir.Instruction("n", "add", None, ["a", "b"], {"x": 1}, None, None, True, None, {}, operand_offsets=7)
+    assert fast.__dict__ == slow.__dict__ and fast == slow
+
+
+def test_metadata_text_decoded_when_attrs_are_read():
+    m = hlo_interp.parse(DUMP)
+    ins = m.entry.instruction("Arg_0.1")
+    assert ins.pending_metadata == '{op_name="x"}'
+    assert ins.attrs_as_parsed() == ({"metadata": None}, '{op_name="x"}')
+    assert ins.attrs == {"metadata": {"op_name": "x"}} and ins.pending_metadata is None
+    # escapes are decoded at once (their errors are the parser's)
+    mul = m.computation("fused_computation").root
+    assert mul.pending_metadata is None and mul.attrs_as_parsed()[0]["metadata"]["source_file"] == "a\tb.py"
+
+
+def test_reused_source_lines_print_as_the_printer_prints(monkeypatch):
+    # fmt copies the lines the parser found in printed form: the same text as printing them
+    from hlo_interp.syntax.printer import PrintOptions, to_text
+    files = sorted(CORPUS.rglob("*.hlo"))[1::5]
+    reused = 0
+    for f in files:
+        try:
+            mods = hlo_interp.parse_all(f.read_text())
+        except HloError:
+            continue
+        for m in mods:
+            reused += sum(i.canonical_end is not None for c in m.computations for i in c.instructions)
+            assert to_text(m, PrintOptions(reuse_source=True)) == to_text(m), f
+    assert reused > 1000
+    marked = hlo_interp.parse(DUMP)
+    # constants are printed, `sharding={replicated}` is read token by token, `cmp` has unknown attributes
+    assert [i.name for c in marked.computations for i in c.instructions if i.canonical_end is None] == [
+        "constant.1", "c", "t", "cmp"]

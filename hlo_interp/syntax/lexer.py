@@ -230,7 +230,12 @@ class HloLexer:
         self.fast_attr = re.compile(
             r",[ \t]*([A-Za-z_][\w.-]*)="
             rf"(?:({pats['KV_FAST']})|({pats['INTS_FAST']})|(\{{\}})|([-+]?[0-9]+)|({pats['STRING']})"
-            r"|(%?[A-Za-z_][\w.-]*))(?=,|[ \t\r]*(?:\n|\Z))")
+            r"|(%?[A-Za-z_][\w.-]*)"
+            # slice={[0:2], [4:8:2]}
+            r"|(\{\[[-+]?[0-9]+:[-+]?[0-9]+(?::[-+]?[0-9]+)?\](?:,[ \t]*\[[-+]?[0-9]+:[-+]?[0-9]+(?::[-+]?[0-9]+)?\])*\})"
+            r")(?=,|[ \t\r]*(?:\n|\Z))")
+        # backend_config={...}: the brace-balanced raw text the lexer makes a JSON_DICT of
+        self.fast_json_attr = re.compile(r",[ \t]*(backend_config)=(?=\{)")
         self.fast_eol = re.compile(r"[ \t\r]*(?:\n|\Z)")
         self.fast_instr_names: dict[str, bool] = {}  # name -> `name = ` lexes as INSTR_DEF
         self.fast_words: dict[str, str | None] = {}  # attribute value word -> its terminal, if NAME/TRUE/FALSE
@@ -434,8 +439,7 @@ class HloLexer:
         m = self.fast_head.match(text, pos, end)
         if m is None:
             return None
-        root = m.group(1)
-        name = m.group(2)
+        root, name, shape = m.group(1, 2, 3)
         if mode == AT_NAME:
             if root is not None:
                 return None
@@ -448,7 +452,10 @@ class HloLexer:
                                                     or _NO).lastgroup == "INSTR_DEF"
             if not ok:
                 return None
-        call = m.group(7)
+        call, pnum, const, opname, opargs = m.group(7, 8, 9, 10, 11)
+        name_pos = m.start(2)
+        shape_pos = m.start(3)
+        p = m.end()
         if call is not None:
             paren = call.index("(")
             opcode = call[:paren]
@@ -459,61 +466,84 @@ class HloLexer:
                                                   and probe.lastgroup == "OP_CALL_FAST")
             if not ok:
                 return None
-            head = (FAST_CALL, opcode, m.start(7), call[paren + 1:-1], 0)
-        elif m.group(8) is not None:
-            head = (FAST_PARAMETER, "parameter", m.start(8) - 10, m.group(8), 0)
-        elif m.group(9) is not None:
-            head = (FAST_CONSTANT, "constant", m.start(9) - 9, m.group(9), m.start(9))
+            head = (FAST_CALL, opcode, p - len(call), call[paren + 1:-1], 0)
+        elif pnum is not None:
+            head = (FAST_PARAMETER, "parameter", p - len(pnum) - 11, pnum, 0)
+        elif const is not None:
+            head = (FAST_CONSTANT, "constant", p - len(const) - 10, const, p - len(const) - 1)
         else:  # NAME `(` NAME (`,` NAME)* `)`, with comments between: the grammar's rhs_op
-            opcode = m.group(10)
-            ok = self.fast_opnames.get(opcode)
+            ok = self.fast_opnames.get(opname)
             if ok is None:
-                probe = self.dispatch[opcode[0]].match(opcode + "(%a, /*index=5*/%b)")
-                ok = self.fast_opnames[opcode] = (opcode != "parameter" and opcode not in self.keywords
+                probe = self.dispatch[opname[0]].match(opname + "(%a, /*index=5*/%b)")
+                ok = self.fast_opnames[opname] = (opname != "parameter" and opname not in self.keywords
                                                   and probe is not None and probe.lastgroup == "NAME"
-                                                  and probe.end() == len(opcode))
+                                                  and probe.end() == len(opname))
             if not ok:
                 return None
-            head = (FAST_OPERANDS, opcode, m.start(10), m.group(11), 0)
+            head = (FAST_OPERANDS, opname, p - len(opargs) - len(opname) - 2, opargs, 0)
         attrs = []
-        p = m.end()
         # written with single spaces, as the printer writes it: `ROOT %n = f32[] op(...), k=v`
-        spaced = m.start(3) == m.end(2) + 3 and head[2] == m.end(3) + 1 and (root is None or m.start(2) == pos + 5)
-        attr_match = self.fast_attr.match
-        words = self.fast_words
-        while True:
-            a = attr_match(text, p, end)
-            if a is None:
-                break
-            key = a.group(1)
-            if key == "frontend_attributes" or key + "=" in _RAW_BRACE_ATTRS:
-                return None
-            k = a.lastindex
-            if k == V_NAME:  # a word: a NAME, or the keyword true or false
-                word = a.group(k)
-                kind = words.get(word, 0)
-                if kind == 0:
-                    probe = self.dispatch[word[0]].match(word + ",")
-                    kind = None
-                    if probe is not None and probe.lastgroup == "NAME" and probe.end() == len(word):
-                        kw = self.keywords.get(word)
-                        if kw is None:
-                            kind = V_NAME
-                        elif word == "true":
-                            kind = V_TRUE
-                        elif word == "false":
-                            kind = V_FALSE
-                    words[word] = kind
-                if kind is None:
+        spaced = (shape_pos == name_pos + len(name) + 3 and head[2] == shape_pos + len(shape) + 1
+                  and (root is None or name_pos == pos + 5))
+        if text.startswith(",", p):
+            attr_match = self.fast_attr.match
+            words = self.fast_words
+            while True:
+                a = attr_match(text, p, end)
+                key = a.group(1) if a is not None else None
+                if key is None or key == "backend_config":
+                    j = self.fast_json_attr.match(text, p, end)
+                    if j is not None:  # what the lexer reads as JSON_DICT
+                        close = _scan_balanced(text, j.end(), end, "{", "}", strings=True)
+                        if close < 0:
+                            return None
+                        key_pos = j.start(1)
+                        attrs.append(("backend_config", key_pos, V_JSON, text[j.end():close], j.end()))
+                        if spaced and key_pos != p + 2:
+                            spaced = False
+                        p = close
+                        if text.startswith(",", p):
+                            continue
+                        if self.fast_eol.match(text, p, end) is None:
+                            return None
+                        break
+                    if key is None:
+                        return None  # the lexer reads the rest of the line
+                elif key == "frontend_attributes":
                     return None
-                k = kind
-            attrs.append((key, a.start(1), k, a.group(k) if k < V_TRUE else None, a.start(k) if k < V_TRUE else 0))
-            if spaced and a.start(1) != a.start() + 2:
-                spaced = False
-            p = a.end()
-        if self.fast_eol.match(text, p, end) is None:
+                k = a.lastindex
+                if k == V_NAME:  # a word: a NAME, or the keyword true or false
+                    word = a.group(k)
+                    kind = words.get(word, 0)
+                    if kind == 0:
+                        probe = self.dispatch[word[0]].match(word + ",")
+                        kind = None
+                        if probe is not None and probe.lastgroup == "NAME" and probe.end() == len(word):
+                            kw = self.keywords.get(word)
+                            if kw is None:
+                                kind = V_NAME
+                            elif word == "true":
+                                kind = V_TRUE
+                            elif word == "false":
+                                kind = V_FALSE
+                        words[word] = kind
+                    if kind is None:
+                        return None
+                    k = kind
+                key_pos = a.start(1)
+                p = a.end()
+                if k < V_TRUE:
+                    value = a.group(k)
+                    attrs.append((key, key_pos, k, value, p - len(value)))
+                else:
+                    attrs.append((key, key_pos, k, None, 0))
+                if spaced and key_pos != a.start() + 2:
+                    spaced = False
+                if not text.startswith(",", p):
+                    break  # the end of the line (fast_attr looked ahead for it)
+        elif self.fast_eol.match(text, p, end) is None:
             return None
-        return (root is not None, name, m.start(2), m.group(3), m.start(3)) + head + (attrs, p if spaced else -1), p
+        return (root is not None, name, name_pos, shape, shape_pos) + head + (attrs, p if spaced else -1), p
 
     def _fast_signature(self, text: str, pos: int, end: int):
         """A computation's signature `(p0: f32[4], p1: s32[]) -> f32[4]` (before its `{`) as one
@@ -542,7 +572,8 @@ class HloLexer:
 # numbers of HloLexer.fast_attr).
 FAST_CALL, FAST_PARAMETER, FAST_CONSTANT, FAST_OPERANDS = 0, 1, 2, 3
 AT_NAME, AT_ROOT, AT_LINE = 0, 1, 2
-V_KV, V_INTS, V_EMPTY, V_INT, V_STRING, V_NAME, V_TRUE, V_FALSE = 2, 3, 4, 5, 6, 7, 8, 9
+V_KV, V_INTS, V_EMPTY, V_INT, V_STRING, V_NAME, V_SLICE = 2, 3, 4, 5, 6, 7, 8
+V_JSON, V_TRUE, V_FALSE = 9, 10, 11  # not groups: a brace-balanced raw value, the keywords true and false
 FAST = "FAST"  # the type of tokens that stand for a whole nonterminal (never a grammar terminal)
 _NO = re.match("(?P<_>)", "")  # a match whose lastgroup is no terminal
 

@@ -555,8 +555,8 @@ class _Builder:
             offsets = ()
             canonical = False  # printed by the printer, not checked here
         if not raw_attrs:
-            ins = ir.Instruction(name, opcode, shape, operands, {}, literal, param_no, is_root,
-                                 ir.Location(source, name_pos), {}, (), None, offsets)
+            ins = _new_instruction(name, opcode, shape, operands, {}, literal, param_no, is_root,
+                                   ir.Location(source, name_pos), {}, offsets)
             if canonical:
                 ins.canonical_end = end
             return ins
@@ -604,8 +604,8 @@ class _Builder:
             vals.append(got[0])
             if not got[1]:
                 canonical = False
-        ins = ir.Instruction(name, opcode, shape, operands, {keys[i]: vals[i] for i in perm}, literal, param_no,
-                             is_root, ir.Location(source, name_pos), locs, (), None, offsets)
+        ins = _new_instruction(name, opcode, shape, operands, {keys[i]: vals[i] for i in perm}, literal, param_no,
+                               is_root, ir.Location(source, name_pos), locs, offsets)
         if pending is not None:
             ins.pending_metadata = pending
         if check:
@@ -631,6 +631,12 @@ class _Builder:
             return ir.GString(_unescape(vtext, self.ctx, vpos), vtext[0])
         if kind == _lexer.V_EMPTY:
             return ir.GBraces((), ())
+        if kind == _lexer.V_JSON:
+            return ir.GRaw("json", vtext)
+        if kind == _lexer.V_SLICE:
+            items = tuple(ir.GBrackets((ir.GSliceRange(tuple(int(x) for x in r if x)),))
+                          for r in _SLICE_RANGES.findall(vtext))
+            return ir.GBraces(items, (True,) * (len(items) - 1))
         return kind == _lexer.V_TRUE
 
     def fast_instruction(self, block: _InstrBlock) -> _InstrBlock:
@@ -1105,6 +1111,8 @@ class _Builder:
 _OPERAND_NAMES = re.compile(r"%([A-Za-z_][\w.-]*)")
 _FAST_CALL, _FAST_PARAMETER, _FAST_OPERANDS = _lexer.FAST_CALL, _lexer.FAST_PARAMETER, _lexer.FAST_OPERANDS
 _V_KV = _lexer.V_KV
+_SLICE_RANGES = re.compile(r"\[([-+]?[0-9]+):([-+]?[0-9]+)(?::([-+]?[0-9]+))?\]")
+_new_instruction = ir.parsed_instruction
 _MISSING = object()
 # (opcode, attribute names as written) -> (their specs, the order of their indices in canonical
 # order, whether _check_attr_forms has something to check), or False: unknown or repeated names
