@@ -546,14 +546,15 @@ class Instruction:
 
 def parsed_instruction(name: str, opcode: str, shape: Optional[Shape], operands: list[str], attrs: dict[str, Any],
                        literal: Optional[Literal], parameter_number: Optional[int], is_root: bool, loc: Location,
-                       attr_locs: dict[str, Location], operand_offsets: Union[tuple[int, ...], int]) -> Instruction:
+                       attr_offsets: list, operand_offsets: Union[tuple[int, ...], int]) -> Instruction:
     """Instruction(name, opcode, ...) with the other fields at their defaults, as the parser's fast path
     makes a hundred thousand of them: the same object, its fields set at once (a quarter of the time
-    of the dataclass's __init__; tests/test_parse_fast.py checks that the two agree)."""
+    of the dataclass's __init__; tests/test_parse_fast.py checks that the two agree).  attr_locs is
+    made when first read, from `attr_offsets`: (name, offset in loc's source, ...) per attribute."""
     ins = _new_object(Instruction)
     ins.__dict__ = {"name": name, "opcode": opcode, "shape": shape, "operands": operands, "_attrs": attrs,
                     "literal": literal, "parameter_number": parameter_number, "is_root": is_root, "loc": loc,
-                    "attr_locs": attr_locs, "unknown_attrs": (), "operand_shapes": None,
+                    "_attr_locs": None, "_attr_offsets": attr_offsets, "unknown_attrs": (), "operand_shapes": None,
                     "operand_offsets": operand_offsets}
     return ins
 
@@ -576,6 +577,26 @@ def _attrs_set(self: Instruction, value: dict[str, Any]) -> None:
 
 
 Instruction.attrs = property(_attrs_get, _attrs_set, doc="the attributes, decoded, in canonical order")
+
+
+def _attr_locs_get(self: Instruction) -> dict[str, Location]:
+    d = self.__dict__
+    locs = d["_attr_locs"]
+    if locs is None:
+        raw = d.pop("_attr_offsets", ())
+        source = self.loc._source if raw else None
+        locs = d["_attr_locs"] = {a[0]: Location(source, a[1]) for a in raw}
+    return locs
+
+
+def _attr_locs_set(self: Instruction, value: dict[str, Location]) -> None:
+    d = self.__dict__
+    d["_attr_locs"] = value
+    if "_attr_offsets" in d:
+        del d["_attr_offsets"]
+
+
+Instruction.attr_locs = property(_attr_locs_get, _attr_locs_set, doc="where each attribute is written, by name")
 
 
 def metadata_from_text(text: str) -> dict[str, Any]:

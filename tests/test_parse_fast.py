@@ -294,11 +294,20 @@ def test_quoted_strings_escape_like_absl_cescape():
 
 def test_parsed_instruction_is_the_dataclass_instance():
     # the fast path's constructor sets exactly the fields Instruction(...) sets
+    import dataclasses
+
     from hlo_interp import ir
-    args = ("n", "add", None, ["a", "b"], {"x": 1}, None, None, True, None, {}, 7)
-    fast = ir.parsed_instruction(*args)
-    slow = ir.Instruction("n", "add", None, ["a", "b"], {"x": 1}, None, None, True, None, {}, operand_offsets=7)
-    assert fast.__dict__ == slow.__dict__ and fast == slow
+    from hlo_interp.diagnostics import SourceText
+    loc = ir.Location(SourceText("n = f32[] add(a, b), x=1", "t"), 0)
+    fast = ir.parsed_instruction("n", "add", None, ["a", "b"], {"x": 1}, None, None, True, loc, [("x", 21)], 7)
+    slow = ir.Instruction("n", "add", None, ["a", "b"], {"x": 1}, None, None, True, loc, {"x": ir.Location(None, 21)},
+                          operand_offsets=7)
+    for f in dataclasses.fields(ir.Instruction):
+        a, b = getattr(fast, f.name), getattr(slow, f.name)
+        if f.name == "attr_locs":
+            a, b = {k: v.offset for k, v in a.items()}, {k: v.offset for k, v in b.items()}
+        assert a == b, f.name
+    assert set(fast.__dict__) == set(slow.__dict__) and fast == slow
 
 
 def test_metadata_text_decoded_when_attrs_are_read():

@@ -13,9 +13,11 @@ would start one of these (INSTR_DEF, ROOT; `(`) and a single regex made of the g
 terminal patterns matches the whole of it, one FAST token stands for all its tokens; the driver
 pushes it as the nonterminal (`instruction`, `signature`) and the parser builds from its pieces
 exactly what its rules build from the tokens.  Anything unusual on the line (comments, nested
-operands, frontend_attributes, backend_config, a line break inside) is lexed token by token, and a
-parse that fails with fast tokens is redone without them (parser._parse), so that errors are those of
-the grammar.  Measured on a 28.8 MB XLA:CPU dump: 2.0 MB/s token by token, 6 MB/s with them.
+operands, frontend_attributes, a line break inside) is lexed token by token, and a parse that fails
+with fast tokens is redone without them (parser._parse), so that errors are those of the grammar.
+Consecutive instruction lines make one FAST token (_fast_block), each line built by the parser as it is
+read.  Measured on a 28.8 MB XLA:CPU dump: 2.0 MB/s token by token, 6 MB/s with one token per line;
+one per block, with metadata kept as text: 8-12 MB/s (bench/parse.py).
 """
 from __future__ import annotations
 
@@ -85,6 +87,20 @@ def _fast_token(first_type: str, goto: str, value, pos: int) -> "HloToken":
 
 
 _new_str = str.__new__
+
+
+# A quoted string as the grammar writes it, `"(?:[^"\\]|\\.)*"` (one alternation per character), and the
+# same language as a loop over runs of ordinary characters, which `re` matches several times faster.
+# (Only the first unescaped quote can end either: an escaped one follows a backslash, which no run
+# takes.)
+_STRING_FORMS = [(f"{q}(?:[^{q}\\\\{nl}]|\\\\.)*{q}", f"{q}[^{q}\\\\{nl}]*(?:\\\\.[^{q}\\\\{nl}]*)*{q}")
+                 for q in "\"'" for nl in ("\n", "")]
+
+
+def _unrolled_strings(pattern: str) -> str:
+    for slow, fast in _STRING_FORMS:
+        pattern = pattern.replace(slow, fast)
+    return pattern
 
 
 def _scan_balanced(text: str, pos: int, end: int, open_ch: str, close_ch: str, strings: bool) -> int:
@@ -195,7 +211,7 @@ class HloLexer:
         self.group_type: dict[str, str | None] = {}
         for t in named + puncts:
             group = str(t.name)
-            parts.append(f"(?P<{group}>{t.pattern.to_regexp()})")
+            parts.append(f"(?P<{group}>{_unrolled_strings(t.pattern.to_regexp())})")
             self.group_type[group] = None if group in _IGNORED else group
         # First-character dispatch: for each character, the alternation restricted (in the same
         # order) to the terminals that can start with it.  Same tokens, far fewer failed attempts.
@@ -217,12 +233,13 @@ class HloLexer:
         """The regexes of the whole-instruction fast path (see _fast_instruction), made of the
         grammar's own terminal patterns so that they match exactly what those terminals match."""
         need = ("SHAPE_FAST", "OP_CALL_FAST", "KV_FAST", "INTS_FAST", "STRING", "INSTR_DEF", "PARAM_NAME")
+        pats = {name: _unrolled_strings(p) for name, p in pats.items()}
         self.fast_ok = all(n in pats for n in need) and "ROOT" in self.keywords and self.lpar is not None
         if not self.fast_ok:
             return
         self.root_type = self.keywords["ROOT"]
         self.fast_head = re.compile(
-            r"(?:(ROOT)[ \t]+)?(%?[A-Za-z_][\w.-]*)[ \t]+=[ \t]+"
+            r"[ \t\f\r\n]*(?:(ROOT)[ \t]+)?(%?[A-Za-z_][\w.-]*)[ \t]+=[ \t]+"
             rf"({pats['SHAPE_FAST']})[ \t]+"
             rf"(?:({pats['OP_CALL_FAST']})|parameter\(([-+]?[0-9]+)\)|constant\(([^()]*)\)"
             # `fusion(%a, %b, %c, %d, %e, /*index=5*/%f)`: operands with XLA's index comments
@@ -411,19 +428,15 @@ class HloLexer:
         if got is None:
             return None
         build = self.build_line
-        lines = [build(got[0])]
-        p = got[1]
-        skip = _WS_OPT.match
+        lines = [build(got)]
+        p = got[-1]
         fast_instruction = self._fast_instruction
         while True:
-            q = skip(text, p, end).end()
-            if q >= end:
-                break
-            got = fast_instruction(text, q, end, AT_LINE)
+            got = fast_instruction(text, p, end, AT_LINE)  # from the end of the line before
             if got is None:
                 break
-            lines.append(build(got[0]))
-            p = got[1]
+            lines.append(build(got))
+            p = got[-1]
         return self.build_block(lines), p
 
     def _fast_instruction(self, text: str, pos: int, end: int, mode: int):
@@ -466,11 +479,11 @@ class HloLexer:
                                                   and probe.lastgroup == "OP_CALL_FAST")
             if not ok:
                 return None
-            head = (FAST_CALL, opcode, p - len(call), call[paren + 1:-1], 0)
+            form, op_pos, args, args_pos = FAST_CALL, p - len(call), call[paren + 1:-1], 0
         elif pnum is not None:
-            head = (FAST_PARAMETER, "parameter", p - len(pnum) - 11, pnum, 0)
+            form, opcode, op_pos, args, args_pos = FAST_PARAMETER, "parameter", p - len(pnum) - 11, pnum, 0
         elif const is not None:
-            head = (FAST_CONSTANT, "constant", p - len(const) - 10, const, p - len(const) - 1)
+            form, opcode, op_pos, args, args_pos = FAST_CONSTANT, "constant", p - len(const) - 10, const, p - len(const) - 1
         else:  # NAME `(` NAME (`,` NAME)* `)`, with comments between: the grammar's rhs_op
             ok = self.fast_opnames.get(opname)
             if ok is None:
@@ -480,11 +493,11 @@ class HloLexer:
                                                   and probe.end() == len(opname))
             if not ok:
                 return None
-            head = (FAST_OPERANDS, opname, p - len(opargs) - len(opname) - 2, opargs, 0)
+            form, opcode, op_pos, args, args_pos = FAST_OPERANDS, opname, p - len(opargs) - len(opname) - 2, opargs, 0
         attrs = []
         # written with single spaces, as the printer writes it: `ROOT %n = f32[] op(...), k=v`
-        spaced = (shape_pos == name_pos + len(name) + 3 and head[2] == shape_pos + len(shape) + 1
-                  and (root is None or name_pos == pos + 5))
+        spaced = (shape_pos == name_pos + len(name) + 3 and op_pos == shape_pos + len(shape) + 1
+                  and (root is None or name_pos == m.start(1) + 5))
         if text.startswith(",", p):
             attr_match = self.fast_attr.match
             words = self.fast_words
@@ -543,7 +556,8 @@ class HloLexer:
                     break  # the end of the line (fast_attr looked ahead for it)
         elif self.fast_eol.match(text, p, end) is None:
             return None
-        return (root is not None, name, name_pos, shape, shape_pos) + head + (attrs, p if spaced else -1), p
+        return (root is not None, name, name_pos, shape, shape_pos, form, opcode, op_pos, args, args_pos, attrs,
+                p if spaced else -1, p)
 
     def _fast_signature(self, text: str, pos: int, end: int):
         """A computation's signature `(p0: f32[4], p1: s32[]) -> f32[4]` (before its `{`) as one
@@ -579,7 +593,6 @@ _NO = re.match("(?P<_>)", "")  # a match whose lastgroup is no terminal
 
 
 _WS = re.compile(r"[ \t\f\r\n]+")
-_WS_OPT = re.compile(r"[ \t\f\r\n]*")
 _LAYOUT_AFTER_WS = re.compile(r"\{[ \t\r\n]*[0-9:]")  # what LAYOUT_OPEN looks ahead for
 # Attributes whose `{...}` value XLA's lexer takes as one brace-balanced string (LexJsonDict).
 _RAW_BRACE_ATTRS = frozenset({"backend_config="})

@@ -4,7 +4,10 @@ applied during parsing (no parse tree is built).  Every syntax error becomes a l
 Speed (28.8 MB XLA:CPU dump, median of 5): stock Lark 0.55 MB/s; own LALR loop, first-character
 dispatch lexer, whole-shape and other fast tokens 2.0 MB/s; whole instruction lines and signatures
 as single tokens (lexer.py, built by fast_instruction/fast_signature below with the rules'
-callbacks), metadata and int lists decoded once per distinct text (_Ctx.brace_cache) 6 MB/s.
+callbacks), metadata and int lists decoded once per distinct text (_Ctx.brace_cache) 6 MB/s;
+consecutive lines as one token, each built directly (_Builder.fast_line: attribute values decoded once
+per distinct text, metadata kept as text until read, attribute locations made when asked for) about
+10 MB/s (bench/parse.py: 1 MB dump and the synthetic 100k-instruction module).
 """
 from __future__ import annotations
 
@@ -510,7 +513,7 @@ class _Builder:
         stays text until the instruction's attrs are first read (ir.Instruction.pending_metadata).
         A line that is exactly what the printer writes for it gets `canonical_end`."""
         (is_root, name, name_pos, shape_text, shape_pos, form, opcode, op_pos, args, args_pos,
-         raw_attrs, end) = data
+         raw_attrs, end, _) = data
         got = _LINE_SHAPES.get(shape_text)
         source = self.ctx.source
         if got is None:
@@ -527,8 +530,8 @@ class _Builder:
             canonical = False
         literal = param_no = None
         if form == _FAST_CALL:  # `%a, %b`: where each name is, is worked out when asked for
-            if args:
-                operands = [(x[1:] if x[0] == "%" else x) for x in args.replace(" ", "").split(",")]
+            if args:  # (names have no '%' or ' ' in them)
+                operands = args.replace("%", "").replace(" ", "").split(",")
                 n = len(operands)
                 if canonical and (n > 5 or args.count("%") != n or args.count(" ") != n - 1):
                     canonical = False
@@ -556,11 +559,11 @@ class _Builder:
             canonical = False  # printed by the printer, not checked here
         if not raw_attrs:
             ins = _new_instruction(name, opcode, shape, operands, {}, literal, param_no, is_root,
-                                   ir.Location(source, name_pos), {}, offsets)
+                                   ir.Location(source, name_pos), (), offsets)
             if canonical:
                 ins.canonical_end = end
             return ins
-        keys = tuple([a[0] for a in raw_attrs])
+        keys = (raw_attrs[0][0],) if len(raw_attrs) == 1 else tuple([a[0] for a in raw_attrs])
         plan = _FAST_PLANS.get((opcode, keys))
         if plan is None:
             plan = _FAST_PLANS[(opcode, keys)] = _fast_attr_plan(opcode, keys)
@@ -576,12 +579,9 @@ class _Builder:
         if not in_order:
             canonical = False
         vals = []
-        locs = {}
         pending = None
-        Location = ir.Location
         value_cache = self.ctx.value_cache
         for (key, key_pos, kind, vtext, vpos), spec in zip(raw_attrs, specs):
-            locs[key] = Location(source, key_pos)
             if kind == _V_KV and spec.kind == "metadata" and "\\" not in vtext:
                 pending = vtext
                 vals.append(None)
@@ -605,7 +605,7 @@ class _Builder:
             if not got[1]:
                 canonical = False
         ins = _new_instruction(name, opcode, shape, operands, {keys[i]: vals[i] for i in perm}, literal, param_no,
-                               is_root, ir.Location(source, name_pos), locs, offsets)
+                               is_root, ir.Location(source, name_pos), raw_attrs, offsets)
         if pending is not None:
             ins.pending_metadata = pending
         if check:
