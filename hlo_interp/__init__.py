@@ -56,7 +56,7 @@ def format_text(text: str, filename: str = "<string>", **options) -> str:
     """Canonical text of every module in `text` (modules separated by `// -----` stay so)."""
     from .syntax.parser import SPLIT_MARKER
     from .syntax.printer import PrintOptions, to_text as _to_text
-    opts = PrintOptions(**options, reuse_source=True)  # the modules are printed as parsed
+    opts = PrintOptions(**{"reuse_source": True, **options})  # the modules are printed as parsed
     return (SPLIT_MARKER + "\n\n").join(_to_text(m, opts) for m in parse_all(text, filename))
 
 

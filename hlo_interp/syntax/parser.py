@@ -27,7 +27,7 @@ from ..opcodes import schema_for
 from .attributes import (BadAliasEntry, BadAttribute, InlineInstruction, alias_of_paren, decode_computation_attrs,
                          decode_header_attrs, decode_instruction_attrs, decode_value, schema)
 from .literals import ELIDED, LitTuple, parse_literal_body
-from .printer import CANONICAL_METADATA as _CANONICAL_METADATA, attr_value_text
+from .printer import attr_value_text, canonical_metadata
 
 MAX_NESTING = 500  # XLA's HloParserOptions max_recursion_depth
 
@@ -585,7 +585,7 @@ class _Builder:
             if kind == _V_KV and spec.kind == "metadata" and "\\" not in vtext:
                 pending = vtext
                 vals.append(None)
-                if canonical and _CANONICAL_METADATA.fullmatch(vtext) is None:
+                if canonical and canonical_metadata().fullmatch(vtext) is None:
                     canonical = False
                 continue
             cache = value_cache.get((opcode, key))

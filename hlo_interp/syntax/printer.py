@@ -7,6 +7,7 @@ those over 10 elements as `{...}`, which loses data).
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -140,15 +141,14 @@ _METADATA_ORDER = ("op_type", "op_name", "source_file", "source_line", "source_e
                    "preserve_layout", "scheduling_name", "stack_frame_id")
 
 
-def _canonical_metadata_re() -> "re.Pattern":
+@functools.lru_cache(maxsize=None)
+def canonical_metadata() -> "re.Pattern":
     """`{op_name="a" source_line=3}` as _metadata prints it: known keys in its order, one space
-    between items, strings with nothing to escape, integers without leading zeros."""
+    between items, strings with nothing to escape, integers without leading zeros (compiled when
+    first needed: start-up)."""
     value = r'(?:"[^"\'\\\x00-\x1f\x7f]*"|-?[1-9][0-9]*|0)'
     items = "".join(rf"(?:{k}={value}(?: (?=[a-z])|(?=\}})))?" for k in _METADATA_ORDER)
     return re.compile(r"\{" + items + r"\}")
-
-
-CANONICAL_METADATA = _canonical_metadata_re()
 
 
 def _metadata(md: dict) -> str:
@@ -370,7 +370,7 @@ def instruction_text(ins: ir.Instruction, opts: PrintOptions = PrintOptions(), n
     if kinds is None:
         kinds = _KINDS_CACHE[ins.opcode] = _attr_kinds(ins.opcode)
     attrs, pending = ins.attrs_as_parsed()
-    if pending is not None and (opts.strip_metadata or CANONICAL_METADATA.fullmatch(pending) is None):
+    if pending is not None and (opts.strip_metadata or canonical_metadata().fullmatch(pending) is None):
         attrs, pending = ins.attrs, None  # decoded (and printed as any metadata)
     for key, val in attrs.items():
         if opts.strip_metadata and key == "metadata":
