@@ -801,3 +801,37 @@ def test_operand_counts_and_conditional_attributes(body, want):
     got = [(f.code, f.message) for f in check(hlo_interp.parse(_COUNT_MODULE_HEAD + body + "\n}\n"))
            if f.code in ("E103", "E104", "E105")]
     assert got == want
+
+
+def test_repeated_instructions_are_each_checked():
+    """The verifier checks an instruction signature (opcode, shapes, attributes) once when it gives no
+    finding; every instruction still gets its own findings at its own line: the same wrong signature
+    twice, the same right signature with an undefined operand or with an unknown attribute, the
+    same opcode and shapes with other attribute values."""
+    text = """HloModule m
+
+ENTRY e {
+  p = f32[2,3] parameter(0)
+  a = f32[2,3] add(p, p)
+  b = f32[2,3] add(p, p)
+  c = f32[3,2] add(p, p)
+  d = f32[3,2] add(p, p)
+  e = f32[2,3] add(p, q)
+  f = f32[2,3] add(p, p), foo=1
+  g = f32[3,2] transpose(p), dimensions={1,0}
+  h = f32[3,2] transpose(p), dimensions={1,0}
+  i = f32[3,2] transpose(p), dimensions={0,0}
+  ROOT q = f32[2,3] add(p, p)
+}
+"""
+    got = [(f.code, f.line, f.instruction) for f in check(hlo_interp.parse(text))]
+    assert got == [("E101", 7, "c"), ("E101", 8, "d"), ("E106", 9, "e"), ("E104", 10, "f"),
+                   ("E102", 13, "i")]
+    # the memo keeps the whole result a function of the text: the same findings as checking each
+    # instruction in a module of its own
+    alone = []
+    for line in (7, 8, 13):
+        ins = text.splitlines()[line - 1]
+        m = hlo_interp.parse("HloModule m\n\nENTRY e {\n  p = f32[2,3] parameter(0)\n" + ins + "\n}\n")
+        alone += [f.message for f in check(m) if f.code in ("E101", "E102")]
+    assert [f.message for f in check(hlo_interp.parse(text)) if f.code in ("E101", "E102")] == alone

@@ -20,6 +20,7 @@ computations it calls live beside its shape rule too (infer.register_check).
 """
 from __future__ import annotations
 
+import struct
 from dataclasses import asdict, dataclass
 from typing import Iterable, Optional
 
@@ -345,6 +346,90 @@ _MIXED_PRECISION_OK = opcodes_where(lambda o: o.mixed_precision)
 _SEND_RECV = opcodes_where(lambda o: o.family == "io" and "channel_id" in o.attr_names)
 
 
+# The memo of instruction checks (see _Checker.memo_key): per opcode, whether its checks read only the
+# instruction's opcode, shapes and attributes (not the operand instructions, as a "values" check does);
+# the attributes no check reads; a value _frozen cannot key.
+_MEMO_OPCODES: dict[str, bool] = {}
+_UNCHECKED_ATTRS = frozenset({"metadata", "backend_config", "statistics", "origin"})
+_UNKEYED = object()
+_FIELDS: dict[type, tuple] = {}
+
+
+def _frozen(v):
+    """An attribute value as a hashable key equal only for values equal in type too (1, 1.0 and True
+    are equal in Python; they differ here): ints and strings as they are, tuples of keys, other
+    values tagged with their type; _UNKEYED for a value of an unexpected type."""
+    t = type(v)
+    if t is int or t is str or v is None:
+        return v
+    if t is tuple:
+        for x in v:
+            if type(x) is not int:
+                break
+        else:
+            return v
+        out = []
+        for x in v:
+            x = _frozen(x)
+            if x is _UNKEYED:
+                return _UNKEYED
+            out.append(x)
+        return tuple(out)
+    if t is bool:
+        return t, v
+    if t is float:  # by its bits: -0.0 == 0.0, and NaN != NaN
+        return t, struct.pack("<d", v)
+    if t is list:
+        got = _frozen(tuple(v))
+        return _UNKEYED if got is _UNKEYED else (list, got)
+    if t is dict:
+        out = []
+        for k, x in v.items():
+            x = _frozen(x)
+            if x is _UNKEYED or type(k) is not str:
+                return _UNKEYED
+            out.append((k, x))
+        return dict, tuple(out)
+    names = _FIELDS.get(t)
+    if names is None:
+        fields = getattr(t, "__dataclass_fields__", None)
+        params = getattr(t, "__dataclass_params__", None)
+        if fields is None or params is None or not params.frozen:
+            return _UNKEYED
+        names = _FIELDS[t] = tuple(fields)
+    out = [t]
+    for n in names:
+        x = _frozen(getattr(v, n))
+        if x is _UNKEYED:
+            return _UNKEYED
+        out.append(x)
+    return tuple(out)
+
+
+_ASYNC_OPS = frozenset(("async-start", "async-update", "async-done"))
+_ALL_REDUCE_OPS = frozenset(("all-reduce", "all-reduce-start"))
+_SEND_RECV_OPS = frozenset(("send", "recv", "send-done", "recv-done"))
+_CALL_SPECS: dict[str, tuple] = {}
+_ASYNC_ROLE: dict[str, bool] = {}
+
+
+def _call_specs(opcode: str) -> tuple:
+    """The attribute specs of `opcode` that name called computations."""
+    got = _CALL_SPECS.get(opcode)
+    if got is None:
+        got = _CALL_SPECS[opcode] = tuple(s for s in schema_for(opcode)[0] if s.kind in _CALLERS_WITH_COMPS)
+    return got
+
+
+def _async_role(opcode: str) -> bool:
+    """Whether `opcode` is one side of an asynchronous pair (check_async_pairs looks at it)."""
+    got = _ASYNC_ROLE.get(opcode)
+    if got is None:
+        got = _ASYNC_ROLE[opcode] = (opcode in _ASYNC_OPS or opcode in _DONE_OF or opcode in _ASYNC_PAIRS
+                                     or split_async(opcode)[1] is not None)
+    return got
+
+
 def _float_types(shape, out: set) -> None:
     if isinstance(shape, ir.TupleShape):
         for e in shape.elements:
@@ -371,12 +456,59 @@ class _Checker:
                     self.filename = loc.filename
                 break
         # effective shapes (declared, or inferred when the text omits them)
-        self.shapes: dict[tuple[str, str], object] = {}
+        # per computation name: instruction name -> shape (present once the instruction is checked)
+        self.shapes: dict[str, dict[str, object]] = {}
         self.flagged: set[int] = set()  # id(ins) with a structural error: skip shape agreement
+        self.memo: dict[tuple, tuple] = {}  # memo_key -> (effective shape,) of a check with no finding
+        # per computation (by id), made once and shared by the passes: its opcodes, parameters, users
+        self._opcodes: dict[int, set] = {}
+        self._params_of: dict[int, list] = {}
+        self._users: dict[int, dict] = {}
+        self._by_name: dict[int, dict] = {}
         # computations called by async-start/update/done (their root send/recv needs no user)
         self.async_wrapped: set[str] = {
-            i.attrs["calls"] for c in module.computations for i in c.instructions
-            if i.opcode in ("async-start", "async-update", "async-done") and isinstance(i.attrs.get("calls"), str)}
+            i.attrs["calls"] for c in module.computations if not _ASYNC_OPS.isdisjoint(self.opcodes_in(c))
+            for i in c.instructions if i.opcode in _ASYNC_OPS and isinstance(i.attrs.get("calls"), str)}
+
+    def opcodes_in(self, comp: ir.Computation) -> set:
+        """The opcodes of a computation: a pass skips the computations that have none of its opcodes."""
+        got = self._opcodes.get(id(comp))
+        if got is None:
+            got = self._opcodes[id(comp)] = {i.opcode for i in comp.instructions}
+        return got
+
+    def parameters_in(self, comp: ir.Computation) -> list:
+        """The parameter instructions of a computation, in text order."""
+        got = self._params_of.get(id(comp))
+        if got is None:
+            got = self._params_of[id(comp)] = [i for i in comp.instructions if i.opcode == "parameter"] \
+                if "parameter" in self.opcodes_in(comp) else []
+        return got
+
+    def users_in(self, comp: ir.Computation) -> dict:
+        """Operand name -> the instructions of `comp` that use it, in text order."""
+        got = self._users.get(id(comp))
+        if got is None:
+            got = self._users[id(comp)] = {}
+            for ins in comp.instructions:
+                for o in ins.operands:
+                    got.setdefault(o, []).append(ins)
+        return got
+
+    def by_name_in(self, comp: ir.Computation) -> dict:
+        """Instruction name -> instruction (the last of a repeated name)."""
+        got = self._by_name.get(id(comp))
+        if got is None:
+            got = self._by_name[id(comp)] = {i.name: i for i in comp.instructions}
+        return got
+
+    def shapes_in(self, comp: ir.Computation) -> dict:
+        """The effective shapes of a computation's checked instructions, by name (computations of
+        the same name share one)."""
+        got = self.shapes.get(comp.name)
+        if got is None:
+            got = self.shapes[comp.name] = {}
+        return got
 
     # ---- reporting
     def add(self, code: str, message: str, loc: Optional[ir.Location] = None, comp=None, ins=None):
@@ -455,9 +587,26 @@ class _Checker:
             self.add("E208", f"computation {comp.name} has no instructions", comp.loc, comp)
             return
         defined: dict[str, ir.Instruction] = {}
-        by_name = {i.name: i for i in comp.instructions}
+        by_name = self.by_name_in(comp)
+        cshapes = self.shapes_in(comp)
+        memo = self.memo
+        out = self.out
         for ins in comp.instructions:
+            # An instruction whose operands are all defined earlier is checked once per signature: the
+            # same opcode, declared shape, operand shapes and checked attributes give the same findings
+            # and the same shape.  Only signatures that gave no finding are remembered, so every finding
+            # is still made (and located) at its own instruction.
+            key = self.memo_key(ins, cshapes)
+            if key is not None:
+                got = memo.get(key)
+                if got is not None:
+                    cshapes[ins.name] = got[0]
+                    defined[ins.name] = ins
+                    continue
+                n = len(out)
             self.check_instruction(comp, ins, defined, by_name)
+            if key is not None and len(out) == n:
+                memo[key] = (cshapes[ins.name],)
             defined[ins.name] = ins
         self.check_parameters(comp)
         self.check_root(comp)
@@ -469,7 +618,7 @@ class _Checker:
                 self.add("N002", f"computation {comp.name} marks no instruction ROOT; the last one, "
                                  f"{root.name}, is the root", root.loc, comp, root)
         if comp.result_shape is not None:
-            rs = self.shapes.get((comp.name, root.name))
+            rs = self.shapes_in(comp).get(root.name)
             if rs is not None and not self.compat(comp.result_shape, rs):
                 sig = self._comp_signature(comp)
                 loc = self.loc_at(sig[1]) if sig and sig[1] is not None else comp.loc
@@ -478,7 +627,7 @@ class _Checker:
                          loc, comp)
 
     def check_parameters(self, comp: ir.Computation) -> None:
-        params = [i for i in comp.instructions if i.opcode == "parameter"]
+        params = self.parameters_in(comp)
         seen: dict[int, ir.Instruction] = {}
         for p in params:
             n = p.parameter_number
@@ -509,6 +658,45 @@ class _Checker:
                                          f"{p.name}{self._line_of(p)} has shape {shape_str(p.shape)}", loc, comp)
 
     # ---- instructions
+    def memo_key(self, ins, cshapes):
+        """What check_instruction reads of `ins` when its operands and control predecessors are all
+        defined: the opcode, the declared shape, the operands' shapes and the shapes written before
+        them (shapes by identity: the module and `self.shapes` hold them for the whole run) and the
+        attributes the checks read (by value, see _frozen).  None: check it on its own."""
+        op = ins.opcode
+        ok = _MEMO_OPCODES.get(op)
+        if ok is None:
+            ok = _MEMO_OPCODES[op] = op in OPCODES and check_for(op, "values") is None
+        if not ok or ins.unknown_attrs or (self.flagged and id(ins) in self.flagged):
+            return None
+        try:
+            ops = tuple([id(cshapes[o]) for o in ins.operands])
+        except KeyError:  # not defined (yet): E106
+            return None
+        attrs = ins.attrs
+        if attrs:
+            items = []
+            for k, v in attrs.items():
+                if k in _UNCHECKED_ATTRS:
+                    continue
+                if k == "control-predecessors":
+                    if any(p not in cshapes for p in v or ()):
+                        return None
+                    continue
+                t = type(v)
+                if t is not str and t is not int:
+                    v = _frozen(v)
+                    if v is _UNKEYED:
+                        return None
+                items.append((k, v))
+            attrs = tuple(items)
+        else:
+            attrs = ()
+        written = ins.operand_shapes
+        if written is not None:
+            written = tuple([id(w) for w in written])
+        return op, id(ins.shape), ops, written, attrs
+
     def check_instruction(self, comp, ins, defined, by_name) -> None:
         opcode = ins.opcode
         op = OPCODES.get(opcode)
@@ -570,7 +758,8 @@ class _Checker:
                 self.add("E404", f"{ins.name}: {problem}", self.attr_loc(ins, "sharding"), comp, ins)
         # shapes
         declared = ins.shape
-        operand_shapes = [self.shapes.get((comp.name, o)) for o in ins.operands] if ok_operands else None
+        cshapes = self.shapes_in(comp)
+        operand_shapes = [cshapes.get(o) for o in ins.operands] if ok_operands else None
         olc = ins.attrs.get("operand_layout_constraints")
         if isinstance(olc, (list, tuple)) and operand_shapes is not None:  # (undecoded on other opcodes)
             if len(olc) != len(operand_shapes):
@@ -606,14 +795,14 @@ class _Checker:
         if declared is None and inferred is None and ok_operands and self.infer is not None:
             self.add("E107", f"{ins.name}: the result shape of {opcode} is omitted and cannot be inferred",
                      ins.loc, comp, ins)
-        self.shapes[(comp.name, ins.name)] = declared if declared is not None else inferred
+        cshapes[ins.name] = declared if declared is not None else inferred
         if ok_operands and known:
             self.check_instruction_rules(comp, ins, operand_shapes)
 
     # ---- rules of XLA's ShapeVerifier / InstructionVerifier beyond the shape rules
     def check_instruction_rules(self, comp, ins, operand_shapes) -> None:
         op = ins.opcode
-        shape = self.shapes.get((comp.name, ins.name))
+        shape = self.shapes_in(comp).get(ins.name)
         # E112: buffer shapes (ShapeUtil::MakeBufferShape wants an array; the verifier wants none)
         buf = _first_buffer(ins.shape) if ins.shape is not None else None
         if buf is not None:
@@ -661,7 +850,7 @@ class _Checker:
             if suffix is not None and (s.name == "calls" or suffix != "-start"):
                 continue  # sugar: the wrapped op's attributes are written on the -start only
             if s.kind == "window" and ins.operands:
-                first = self.shapes.get((comp.name, ins.operands[0]))
+                first = self.shapes_in(comp).get(ins.operands[0])
                 if first is None or _is_scalar(first):
                     continue  # XLA takes a missing window for rank-0 operands
             if ins.opcode == "async-update" or (ins.opcode == "async-done" and s.name == "calls"):
@@ -794,8 +983,8 @@ class _Checker:
         slice for the in-place form (4 operands), as XLA's CheckDuplicatedSourceOrTarget counts them."""
         if len(ins.operands) != 4:
             return 1
-        buf = self.shapes.get((comp.name, ins.operands[0]))
-        offs = self.shapes.get((comp.name, ins.operands[2]))
+        buf = self.shapes_in(comp).get(ins.operands[0])
+        offs = self.shapes_in(comp).get(ins.operands[2])
         if not isinstance(offs, ir.TupleShape):
             return 1
         if not isinstance(buf, ir.TupleShape):
@@ -834,10 +1023,10 @@ class _Checker:
     # ---- called computations
     def called(self, ins) -> list[tuple[str, str]]:
         """[(attribute, computation name)] of an instruction."""
-        specs, _ = schema_for(ins.opcode)
+        specs = _call_specs(ins.opcode)
         out = []
         for s in specs:
-            if s.kind not in _CALLERS_WITH_COMPS or s.name not in ins.attrs:
+            if s.name not in ins.attrs:
                 continue
             v = ins.attrs[s.name]
             if s.kind == "comp":
@@ -852,6 +1041,8 @@ class _Checker:
         entry = self.m.entry if self.m.computations else None
         for comp in self.m.computations:
             edges = graph.setdefault(comp.name, [])
+            if not self.calls_in(comp):
+                continue
             for ins in comp.instructions:
                 for attr, name in self.called(ins):
                     if name not in self.comps:
@@ -890,9 +1081,13 @@ class _Checker:
                     path.append(nxt)
                     stack.append((nxt, iter(graph.get(nxt, ()))))
 
+    def calls_in(self, comp: ir.Computation) -> bool:
+        """Whether an opcode of `comp` may call a computation."""
+        return any(_call_specs(op) for op in self.opcodes_in(comp))
+
     def _params(self, comp: ir.Computation) -> list:
         """Parameter shapes of a computation, by number (None where unknown)."""
-        ps = [i for i in comp.instructions if i.opcode == "parameter"]
+        ps = self.parameters_in(comp)
         out = [None] * len(ps)
         for p in ps:
             n = p.parameter_number
@@ -903,14 +1098,17 @@ class _Checker:
     def _root_shape(self, comp: ir.Computation):
         if not comp.instructions:
             return None
-        return self.shapes.get((comp.name, comp.root.name), comp.root.shape)
+        return self.shapes_in(comp).get(comp.root.name, comp.root.shape)
 
     def check_callees(self, comp: ir.Computation) -> None:
+        if not self.calls_in(comp):
+            return
         for ins in comp.instructions:
             calls = [(a, self.comps[n]) for a, n in self.called(ins) if n in self.comps]
             if not calls:
                 continue
-            ops = [self.shapes.get((comp.name, o)) for o in ins.operands]
+            cshapes = self.shapes_in(comp)
+            ops = [cshapes.get(o) for o in ins.operands]
             try:
                 self.check_signature(comp, ins, calls, ops)
             except _Stop:
@@ -991,18 +1189,17 @@ class _Checker:
         check = check_for(ins.opcode, "calls")
         if check is None:
             return
-        shape = self.shapes.get((comp.name, ins.name))
+        shape = self.shapes_in(comp).get(ins.name)
         et = [s.element_type if isinstance(s, ir.ArrayShape) else None for s in ops]
         check(self, comp, ins, {a: c for a, c in calls}, ops, et, shape)
 
     # ---- async pairs (VerifyAsynchronousInstructionPairs)
     def check_async_pairs(self) -> None:
         for comp in self.m.computations:
-            by_name = {i.name: i for i in comp.instructions}
-            users: dict[str, list[ir.Instruction]] = {}
-            for ins in comp.instructions:
-                for o in ins.operands:
-                    users.setdefault(o, []).append(ins)
+            if not any(_async_role(op) for op in self.opcodes_in(comp)):
+                continue
+            by_name = self.by_name_in(comp)
+            users = self.users_in(comp)
             for ins in comp.instructions:
                 op = ins.opcode
                 base, suffix = split_async(op)
@@ -1069,6 +1266,8 @@ class _Checker:
         "Computation X is called by more than one async op")."""
         starts: dict[str, list] = {}
         for comp in self.m.computations:
+            if "async-start" not in self.opcodes_in(comp):
+                continue
             for ins in comp.instructions:
                 if ins.opcode == "async-start" and isinstance(ins.attrs.get("calls"), str):
                     starts.setdefault(ins.attrs["calls"], []).append((comp, ins))
@@ -1100,8 +1299,10 @@ class _Checker:
         """E406: all-reduces are all layout-constrained or none is (VerifyLayoutConstrainedAllReduce)."""
         first = None
         for comp in self.m.computations:
+            if _ALL_REDUCE_OPS.isdisjoint(self.opcodes_in(comp)):
+                continue
             for ins in comp.instructions:
-                if ins.opcode not in ("all-reduce", "all-reduce-start"):
+                if ins.opcode not in _ALL_REDUCE_OPS:
                     continue
                 cl = bool(ins.attrs.get("constrain_layout"))
                 if first is None:
@@ -1117,11 +1318,15 @@ class _Checker:
     def check_channels(self) -> None:
         by_channel: dict[int, list] = {}
         for comp in self.m.computations:
-            by_name = {i.name: i for i in comp.instructions}
-            users: dict[str, list] = {}
-            for ins in comp.instructions:
-                for o in ins.operands:
-                    users.setdefault(o, []).append(ins)
+            if _SEND_RECV_OPS.isdisjoint(self.opcodes_in(comp)):
+                # no send/recv: only the channel ids (any instruction may write one)
+                for ins in [i for i in comp.instructions if "channel_id" in i.attrs]:
+                    ch = ins.attrs["channel_id"]
+                    if isinstance(ch, int) and not isinstance(ch, bool):
+                        by_channel.setdefault(ch, []).append((comp, ins))
+                continue
+            by_name = self.by_name_in(comp)
+            users = self.users_in(comp)
             for ins in comp.instructions:
                 op = ins.opcode
                 ch = ins.attrs.get("channel_id")
@@ -1196,7 +1401,7 @@ class _Checker:
             for k, s_ in enumerate(list(ecl.params) + [ecl.result]):
                 at = (p_locs[k] if p_locs and k < len(p_locs) else r_loc if k == len(ecl.params) and r_loc else loc)
                 self.check_layouts(s_, None, None, "entry_computation_layout: ", at)
-            by_number = {p.parameter_number: p for p in entry.instructions if p.opcode == "parameter"}
+            by_number = {p.parameter_number: p for p in self.parameters_in(entry)}
             if len(ecl.params) != len(params):
                 self.add("E501", f"entry_computation_layout has {len(ecl.params)} parameter(s), the entry "
                                  f"computation {entry.name} has {len(params)}", loc)
