@@ -1,6 +1,7 @@
 """`hlo info MODULE`: what a module holds, what it costs and where its memory goes (hlo_interp.info)."""
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -64,8 +65,8 @@ def command(module, as_json, top, computation, color, module_name=None, stage=No
     if as_json:
         click.echo(info.to_json(top=top or None))
         sys.exit(EXIT_OK)
-    console = make_console(color=color)
-    if not console.is_terminal:
+    console = None if _plain(color) else make_console(color=color)
+    if console is None or not console.is_terminal:
         from .info import to_text
         sys.stdout.write(to_text(info, top))
         sys.exit(EXIT_OK)
@@ -89,6 +90,20 @@ def command(module, as_json, top, computation, color, module_name=None, stage=No
         for n in notes:
             console.print(Text("  " + n, style="yellow" if styled else ""))
     sys.exit(EXIT_OK)
+
+
+def _plain(color: str) -> bool:
+    """Whether the output is surely no terminal for rich (its Console.is_terminal would be False:
+    --color never, or no tty and none of the variables that make rich assume one), decided without
+    importing rich (start-up time); False when unsure (then rich decides)."""
+    if color == "never":
+        return True
+    if color != "auto" or "FORCE_COLOR" in os.environ or "TTY_COMPATIBLE" in os.environ:
+        return False
+    try:
+        return not sys.stdout.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _folder_table(path: str, as_json: bool, color: str) -> int:

@@ -14,11 +14,15 @@ The analyses live in hlo_interp.analysis; the text and table rendering in info_t
 """
 from __future__ import annotations
 
+import heapq
 import json
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from operator import attrgetter
 
 from . import ir, layout
-from .analysis.calls import SEQUENTIAL_ROLES, ModuleIndex, callees
+from .analysis.calls import SEQUENTIAL_ROLES, ModuleIndex
 from .analysis.cost import Cost, CostAnalysis, cost_of, json_number
 from .analysis.memo import by_shape
 from .analysis.memory import PeakLive, array_leaves, buffer_logical_bytes, buffer_physical_bytes, buffer_shape
@@ -26,7 +30,7 @@ from .diagnostics import HloError
 from .diagnostics import format_bytes as human_bytes
 from .info_text import sections, to_text
 
-__all__ = ["SCHEMA", "ModuleInfo", "cost_of", "human_bytes", "module_info", "sections", "to_text"]
+__all__ = ["SCHEMA", "ModuleInfo", "Ranked", "cost_of", "human_bytes", "module_info", "sections", "to_text"]
 
 SCHEMA = "hlo-info/1"
 
@@ -83,6 +87,62 @@ class SpaceTotal:
     peak_bytes: int = 0  # the most physical bytes live at once (see `_peak_live`)
 
 
+class Ranked(Sequence):
+    """Rows in their report order, made and ordered only when asked: `rows[:10]` orders and makes
+    ten (a report shows the top few of 100,000 instructions or buffers), len() costs nothing,
+    iterating makes them all.  The rows come in groups whose members share one value (the cost of an
+    instruction signature, the sizes of a shape): `rank(value)` orders the groups, and within equal
+    ranks the rows go by name, then in the order they were added."""
+
+    def __init__(self, groups: dict, rank, make):
+        self._groups = groups  # id(value) -> (value, [(name, number, ..., value)])
+        self._rank = rank
+        self._make = make
+        self._n = sum(len(g[1]) for g in groups.values())
+        self._done: list = []  # the first rows, made
+        self._all = False
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _first(self, k: int) -> list:
+        if self._all or k <= len(self._done):
+            return self._done
+        out: list = []
+        groups = sorted(self._groups.values(), key=lambda g: self._rank(g[0]))
+        i = 0
+        while i < len(groups) and len(out) < k:
+            rank = self._rank(groups[i][0])
+            same = groups[i][1]
+            i += 1
+            while i < len(groups) and self._rank(groups[i][0]) == rank:
+                same = same + groups[i][1]
+                i += 1
+            need = k - len(out)
+            out.extend(map(self._make, sorted(same) if need >= len(same) else heapq.nsmallest(need, same)))
+        self._done = out
+        self._all = len(out) == self._n
+        return out
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            start, stop, step = i.indices(self._n)
+            if step != 1:
+                return self._first(self._n)[i]
+            return self._first(stop)[start:stop] if start < stop else []
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(i)
+        return self._first(i + 1)[i]
+
+    def __iter__(self):
+        return iter(self._first(self._n))
+
+    def __repr__(self) -> str:
+        return f"Ranked({self._n} rows)"
+
+
 @dataclass
 class ModuleInfo:
     module: str
@@ -94,8 +154,8 @@ class ModuleInfo:
     result: Value
     cost: Cost
     unknown_cost: list[str]  # instructions whose cost XLA does not know (custom calls)
-    instruction_costs: list[InstructionCost]  # the computation's own instructions, costliest first
-    buffers: list[Buffer]  # largest physical size first
+    instruction_costs: Sequence[InstructionCost]  # the computation's own instructions, costliest first (Ranked)
+    buffers: Sequence[Buffer]  # largest physical size first (Ranked)
     memory_spaces: list[SpaceTotal]
     filename: str | None = None
     scoped: bool = False  # opcode counts are of `computation` only (it was asked for)
@@ -158,24 +218,28 @@ def _module_info(module: ir.Module, computation: str | None) -> ModuleInfo:
     comps = [ComputationInfo(c.name, mod.kinds(c.name), len(c.instructions),
                              [f"{i.name} ({cn})" for i, cn, _r in mod.callers[c.name]])
              for c in module.computations]
-    counts: dict[str, int] = {}
+    counts: Counter = Counter()
     for c in (module.computations if computation is None else [comp]):
-        for i in c.instructions:
-            counts[i.opcode] = counts.get(i.opcode, 0) + 1
+        counts.update(map(_OPCODE, c.instructions))
     counts = dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
     params = [_value(p.name, p.shape, p.parameter_number) for p in comp.parameters()]
     result = _value(comp.root.name, comp.root.shape)
 
+    # the cost, and the instructions that cost something, grouped by their (shared) cost
     analysis = CostAnalysis(mod)
-    per = []
-    total = Cost()
-    for ins in comp.instructions:
-        c = analysis.instruction(comp, ins)
-        total.add(c)
+    flops = transcendentals = bytes_accessed = 0.0
+    costly: dict[int, tuple] = {}
+    for k, (ins, c) in enumerate(zip(comp.instructions, analysis.instructions(comp))):
+        flops += c.flops
+        transcendentals += c.transcendentals
+        bytes_accessed += c.bytes_accessed
         if c.flops or c.transcendentals or c.bytes_accessed:
-            per.append(InstructionCost(ins.name, ins.opcode, c.flops, c.transcendentals, c.bytes_accessed))
-    per.sort(key=lambda x: (-(x.flops + x.transcendentals), -x.bytes_accessed, x.name))
+            g = costly.get(id(c))
+            if g is None:
+                g = costly[id(c)] = (c, [])
+            g[1].append((ins.name, k, ins, c))
+    total = Cost(flops, transcendentals, bytes_accessed)
 
     # the buffers of the computation and of the computations it runs in sequence (loops, branches,
     # calls, async bodies), not of fused or reducer computations, whose values never reach memory
@@ -183,13 +247,13 @@ def _module_info(module: ir.Module, computation: str | None) -> ModuleInfo:
     while todo:
         c = todo.pop(0)
         order.append(c)
-        for ins in c.instructions:
-            for _attr, n, role in callees(ins):
+        for _k, _ins, calls in mod.calling(c):
+            for _attr, n, role in calls:
                 if role in SEQUENTIAL_ROLES and n in mod.comps and n not in seen:
                     seen.add(n)
                     todo.append(mod.comps[n])
-    buffers = []
-    spaces: dict[int, list[int]] = {}
+    sized: dict[int, tuple] = {}  # buffers grouped by their (shared) sizes
+    number = 0
     for c in order:
         for ins in c.instructions:
             if ins.opcode == "parameter" and c is not comp:
@@ -197,27 +261,54 @@ def _module_info(module: ir.Module, computation: str | None) -> ModuleInfo:
             shape = buffer_shape(ins)
             if shape is None:
                 continue
-            per_leaf, logical, physical, space = _buffer_sizes(shape)
-            if not per_leaf:
+            sizes = _buffer_sizes(shape)
+            if not sizes[0]:
                 continue
-            for s, p, lg in per_leaf:
-                t = spaces.get(s)
-                if t is None:
-                    t = spaces[s] = [0, 0, 0]
-                t[0] += 1
-                t[1] += lg
-                t[2] += p
-            buffers.append(Buffer(ins.name, c.name, ins.opcode, _shape_text(ins.shape), logical, physical, space))
-    buffers.sort(key=lambda b: (-b.physical_bytes, -b.logical_bytes, b.name))
+            g = sized.get(id(sizes))
+            if g is None:
+                g = sized[id(sizes)] = (sizes, [])
+            g[1].append((ins.name, number, ins, c, sizes))
+            number += 1
+    spaces: dict[int, list[int]] = {}
+    for (per_leaf, _lg, _ph, _sp), rows in sized.values():
+        for s, p, lg in per_leaf:
+            t = spaces.get(s)
+            if t is None:
+                t = spaces[s] = [0, 0, 0]
+            t[0] += len(rows)
+            t[1] += lg * len(rows)
+            t[2] += p * len(rows)
     peaks, peak_total = PeakLive(mod).peak(comp, with_parameters=True)
     space_totals = [SpaceTotal(s, layout.memory_space_name(s), *spaces[s], peaks.get(s, 0)) for s in sorted(spaces)]
 
     return ModuleInfo(
         module=module.name, computation=comp.name, computations=comps, opcode_counts=counts,
         instruction_count=sum(counts.values()), parameters=params, result=result, cost=total,
-        unknown_cost=list(analysis.unknown), instruction_costs=per, buffers=buffers,
+        unknown_cost=list(analysis.unknown), instruction_costs=Ranked(costly, _cost_rank, _cost_row),
+        buffers=Ranked(sized, _buffer_rank, _buffer_row),
         memory_spaces=space_totals, filename=module.filename, scoped=computation is not None,
         peak_bytes=peak_total)
+
+
+_OPCODE = attrgetter("opcode")
+
+
+def _cost_rank(c: Cost) -> tuple:
+    return -(c.flops + c.transcendentals), -c.bytes_accessed
+
+
+def _cost_row(row) -> InstructionCost:
+    _name, _k, ins, c = row
+    return InstructionCost(ins.name, ins.opcode, c.flops, c.transcendentals, c.bytes_accessed)
+
+
+def _buffer_rank(sizes) -> tuple:
+    return -sizes[2], -sizes[1]
+
+
+def _buffer_row(row) -> Buffer:
+    _name, _k, ins, c, sizes = row
+    return Buffer(ins.name, c.name, ins.opcode, _shape_text(ins.shape), sizes[1], sizes[2], sizes[3])
 
 
 @by_shape

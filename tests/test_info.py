@@ -625,3 +625,40 @@ def test_cli_internal_error_is_a_message(monkeypatch):
     assert r.exit_code == 2
     assert "<stdin>: error: internal error in hlo info: RuntimeError: planted" in r.output
     assert "Traceback" not in r.output
+
+
+def test_ranked_rows_are_the_full_sort():
+    """instruction_costs and buffers are ordered on demand (the report shows the top few): any prefix
+    is that of the full order (costliest / largest first, then by name, then in text order), also
+    with equal costs across instruction signatures and equal names in several computations."""
+    import random
+    rng = random.Random(7)
+    lines = ["  p = f32[64]{0} parameter(0)", "  q = f32[8]{0} parameter(1)"]
+    names = [f"v{k}" for k in range(300)]
+    rng.shuffle(names)
+    for k, name in enumerate(names):
+        src, shape = ("p", "f32[64]{0}") if k % 3 else ("q", "f32[8]{0}")
+        op = ("negate", "exponential", "abs", "copy")[k % 4]
+        lines.append(f"  {name} = {shape} {op}({src})")
+    lines.append("  w = (s32[], f32[256]{0}) while(init), condition=cond, body=body")
+    text = WHILE.replace("  w = (s32[], f32[256]{0}) while(init), condition=cond, body=body", "\n".join(lines))
+    module = hlo_interp.parse(text)
+    mi = I.module_info(module)
+    comp = module.entry
+    analysis = C.CostAnalysis(I.ModuleIndex(module))
+    rows = []
+    for ins in comp.instructions:
+        c = analysis.instruction(comp, ins)
+        if c.flops or c.transcendentals or c.bytes_accessed:
+            rows.append((-(c.flops + c.transcendentals), -c.bytes_accessed, ins.name, ins.opcode))
+    expected = [(name, op) for *_k, name, op in sorted(rows, key=lambda r: r[:3])]
+    assert len(mi.instruction_costs) == len(expected) > 300
+    for k in (0, 1, 5, 10, 150, len(expected)):
+        assert [(c.name, c.opcode) for c in mi.instruction_costs[:k]] == expected[:k]
+    assert [(c.name, c.opcode) for c in mi.instruction_costs] == expected
+    assert (mi.instruction_costs[-1].name, mi.instruction_costs[-1].opcode) == expected[-1]
+    buffers = list(mi.buffers)
+    assert buffers == sorted(buffers, key=lambda b: (-b.physical_bytes, -b.logical_bytes, b.name))
+    assert {b.computation for b in buffers} == {"e", "body", "cond"} and len(buffers) == len(mi.buffers)
+    for k in (0, 3, 40, len(buffers)):
+        assert I.module_info(module).buffers[:k] == buffers[:k]

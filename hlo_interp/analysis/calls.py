@@ -70,11 +70,25 @@ class ModuleIndex:
         self.comps = {c.name: c for c in m.computations}
         self._by_name: dict[str, dict[str, ir.Instruction]] = {}
         self.callers: dict[str, list[tuple[ir.Instruction, str, str]]] = {c.name: [] for c in m.computations}
+        self._calling: dict[int, list] = {}
         for c in m.computations:
-            for ins in c.instructions:
-                for _attr, n, role in callees(ins):
-                    if n in self.callers:
-                        self.callers[n].append((ins, c.name, role))
+            calling = self._calling[id(c)] = []
+            for k, ins in enumerate(c.instructions):
+                calls = callees(ins)
+                if calls:
+                    calling.append((k, ins, calls))
+                    for _attr, n, role in calls:
+                        if n in self.callers:
+                            self.callers[n].append((ins, c.name, role))
+
+    def calling(self, comp: ir.Computation) -> list:
+        """(position, instruction, callees(instruction)) of the instructions of `comp` that call a
+        computation, in order."""
+        got = self._calling.get(id(comp))
+        if got is None:
+            got = self._calling[id(comp)] = [(k, ins, calls) for k, ins in enumerate(comp.instructions)
+                                             if (calls := callees(ins))]
+        return got
 
     def ins(self, comp: ir.Computation) -> dict[str, ir.Instruction]:
         t = self._by_name.get(comp.name)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from .. import ir, layout
 from ..opcodes import OPCODES, opcodes_where, split_async
+from ..shapes.infer import UNREAD_ATTRS, attrs_key
 from .calls import ModuleIndex, located_error
 from .memo import by_shape
 
@@ -53,6 +54,12 @@ def json_number(x: float):
 _TRANSCENDENTAL = opcodes_where(lambda o: o.transcendental)
 _ELEMENTWISE = opcodes_where(lambda o: o.cost == "elementwise")
 _FREE = opcodes_where(lambda o: o.cost == "free")
+_NO_COST = Cost()  # shared: never changed
+# The cost of an instruction is remembered by its signature: its opcode, its shape and its operands'
+# (by identity: the module holds them), and the attributes the rules below read (all but these).
+# Not for custom calls, which are listed by name in `unknown`.
+_COST_UNREAD = UNREAD_ATTRS | {"control-predecessors", "sharding", "frontend_attributes"}
+_BY_SIGNATURE = frozenset(OPCODES) - _FREE - {"custom-call"}
 
 
 def _elements(shape) -> int:
@@ -130,6 +137,7 @@ class CostAnalysis:
     def __init__(self, mod: ModuleIndex):
         self.mod = mod
         self.memo: dict[str, Cost] = {}
+        self.by_signature: dict[tuple, Cost] = {}
         self.unknown: list[str] = []
         self._active: set[str] = set()
 
@@ -152,13 +160,83 @@ class CostAnalysis:
         return self.computation(self.mod.comp(ins.attrs[attr], ins))
 
     def instruction(self, comp: ir.Computation, ins: ir.Instruction) -> Cost:
+        """The cost of `ins` (instructions of the same signature share it: do not change it)."""
+        op = ins.opcode
+        if op in _FREE:
+            return _NO_COST
+        key = self._signature(comp, ins) if op in _BY_SIGNATURE else None
+        if key is not None:
+            got = self.by_signature.get(key)
+            if got is not None:
+                return got
         try:
-            return self._instruction(comp, ins)
+            c = self._instruction(comp, ins)
+            if key is not None:
+                self.by_signature[key] = c
+            return c
         except (IndexError, KeyError, TypeError, AttributeError, ValueError) as e:
             # an instruction whose shapes or attributes do not fit its opcode (hlo check says more)
             raise located_error(ins, f"cannot estimate the cost of {ins.name} ({ins.opcode}): its operands or "
                               f"attributes do not fit the opcode ({type(e).__name__}: {e}); "
                               f"`hlo check` tells what is wrong") from None
+
+    def instructions(self, comp: ir.Computation) -> list[Cost]:
+        """The cost of each instruction of `comp`, in order: instruction(comp, i) for each, in one pass."""
+        table = self.mod.ins(comp)
+        memo = self.by_signature
+        out = []
+        append = out.append
+        for ins in comp.instructions:
+            op = ins.opcode
+            if op in _FREE:
+                append(_NO_COST)
+                continue
+            key = None
+            if op in _BY_SIGNATURE:
+                ops = []
+                for n in ins.operands:
+                    o = table.get(n)
+                    if o is None or o.shape is None:
+                        break
+                    ops.append(id(o.shape))
+                else:
+                    attrs = ins.attrs
+                    if not attrs or attrs.keys() <= _COST_UNREAD:
+                        key = (op, id(ins.shape), tuple(ops), ())
+                    else:
+                        attrs = attrs_key(attrs, _COST_UNREAD)
+                        if attrs is not None:
+                            key = (op, id(ins.shape), tuple(ops), attrs)
+                    if key is not None:
+                        got = memo.get(key)
+                        if got is not None:
+                            append(got)
+                            continue
+            append(self.instruction(comp, ins) if key is None else self._costed(comp, ins, key))
+        return out
+
+    def _costed(self, comp: ir.Computation, ins: ir.Instruction, key) -> Cost:
+        c = self.instruction(comp, ins)
+        self.by_signature[key] = c
+        return c
+
+    def _signature(self, comp: ir.Computation, ins: ir.Instruction):
+        """What _instruction reads of `ins` (see _COST_UNREAD), or None (then it is costed alone)."""
+        table = self.mod.ins(comp)
+        ops = []
+        for n in ins.operands:
+            o = table.get(n)
+            if o is None or o.shape is None:
+                return None  # undefined, or a shape written beside the operand: not remembered
+            ops.append(id(o.shape))
+        attrs = ins.attrs
+        if not attrs or attrs.keys() <= _COST_UNREAD:
+            attrs = ()
+        else:
+            attrs = attrs_key(attrs, _COST_UNREAD)
+            if attrs is None:
+                return None
+        return ins.opcode, id(ins.shape), tuple(ops), attrs
 
     def _instruction(self, comp: ir.Computation, ins: ir.Instruction) -> Cost:
         op = ins.opcode

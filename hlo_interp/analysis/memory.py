@@ -6,14 +6,27 @@ beyond that liveness: an upper bound on the footprint, not XLA's buffer assignme
 """
 from __future__ import annotations
 
+from itertools import accumulate
+
 from .. import ir, layout
 from ..opcodes import opcodes_where
-from .calls import SEQUENTIAL_ROLES, ModuleIndex, callees
+from .calls import SEQUENTIAL_ROLES, ModuleIndex
 from .memo import by_shape
 
 # results that only view or forward operands (a loop's state is its operand's; a call's result its
 # callee's root); so do the *-done / *-update of an async pair: the buffers of their *-start
 _NO_BUFFER = opcodes_where(lambda o: not o.own_buffer)
+
+
+_BUFFER_KIND: dict[str, int] = {}
+_NO_OWNER = frozenset()
+
+
+def _buffer_kind(op: str) -> int:
+    """What buffer_shape does for opcode `op`: 0 no buffer, 1 the instruction's shape, 2 more."""
+    if op in _NO_BUFFER or op.endswith(("-done", "-update")):
+        return 0
+    return 2 if op.endswith("-start") or op == "send" else 1
 
 
 def buffer_shape(ins: ir.Instruction):
@@ -72,88 +85,111 @@ class PeakLive:
             return self.memo[key]
         self.memo[key] = ({}, 0)  # a computation that (wrongly) calls itself adds nothing more
         n = len(comp.instructions)
-        owners: dict[str, frozenset] = {}
-        sizes: list[dict[int, int]] = []
+        # name -> the buffers its value lives in: the number of the one it defines, or a view's set
+        owners: dict[str, int | frozenset] = {}
+        pers: list[dict[int, int]] = []  # per buffer: memory space -> bytes
+        totals: list[int] = []  # per buffer: its bytes
         born: list[int] = []
-        last: list[int] = []
-        transient: dict[int, tuple[dict[int, int], int]] = {}
-        no_owner = ()
-        mod_comps = self.mod.comps
+        last: list[int] = []  # the last step using each buffer (steps only grow: no max needed)
+        inputs: list[int] = []  # the parameters' buffers, live throughout
+        kinds = _BUFFER_KIND
+        spaces: set[int] = set()
+        sized: dict[int, tuple] = {}  # id(shape) -> (per, total), for shapes the module holds
         for i, ins in enumerate(comp.instructions):
-            for o in ins.operands:
-                for b in owners.get(o, no_owner):
-                    if last[b] < i:
-                        last[b] = i
+            operands = ins.operands
+            for o in operands:
+                b = owners.get(o)
+                if b.__class__ is int:
+                    last[b] = i
+                elif b:
+                    for x in b:
+                        last[x] = i
             op = ins.opcode
+            held = False
             if op == "parameter":
                 shape = buffer_shape(ins) if with_parameters else None
-                start = -1
             elif op in ("call", "conditional"):
                 shape = ins.shape
-                start = i
+                held = True
             else:
-                shape = buffer_shape(ins)
-                start = i
-            per = _space_bytes(shape) if shape is not None else None
+                k = kinds.get(op)
+                if k is None:
+                    k = kinds[op] = _buffer_kind(op)
+                if k == 1:
+                    shape = ins.shape
+                    held = True
+                else:
+                    shape = buffer_shape(ins) if k == 2 else None
+            if shape is None:
+                per = None
+            else:
+                got = sized.get(id(shape)) if held else None
+                if got is None:
+                    per = _space_bytes(shape)
+                    got = (per, sum(per.values()))
+                    spaces.update(per)
+                    if held:
+                        sized[id(shape)] = got
+                per = got[0]
             if per:
-                owners[ins.name] = (len(sizes),)
-                sizes.append(per)
-                born.append(start)
-                last.append(i if start >= 0 else n)
-            elif ins.operands:
-                owners[ins.name] = frozenset(b for o in ins.operands for b in owners.get(o, no_owner))
+                b = owners[ins.name] = len(pers)
+                pers.append(per)
+                totals.append(got[1])
+                last.append(i)
+                if op == "parameter":
+                    born.append(0)
+                    inputs.append(b)
+                else:
+                    born.append(i)
+            elif operands:
+                view = set()
+                for o in operands:
+                    b = owners.get(o)
+                    if b.__class__ is int:
+                        view.add(b)
+                    elif b:
+                        view.update(b)
+                owners[ins.name] = frozenset(view)
             else:
-                owners[ins.name] = no_owner
-            calls = callees(ins)
-            if calls:
-                inner = [self.peak(mod_comps[c], False) for _a, c, role in calls
-                         if role in SEQUENTIAL_ROLES and c in mod_comps]
-                if inner:
-                    spaces = {sp for d, _t in inner for sp in d}
-                    transient[i] = ({sp: max(d.get(sp, 0) for d, _t in inner) for sp in spaces},
-                                    max(t for _d, t in inner))
-        for b in owners.get(comp.root.name, no_owner):
+                owners[ins.name] = _NO_OWNER
+        for b in inputs:
+            last[b] = n
+        transient: dict[int, tuple[dict[int, int], int]] = {}
+        mod_comps = self.mod.comps
+        for i, _ins, calls in self.mod.calling(comp):
+            inner = [self.peak(mod_comps[c], False) for _a, c, role in calls
+                     if role in SEQUENTIAL_ROLES and c in mod_comps]
+            if inner:
+                extra = {sp for d, _t in inner for sp in d}
+                transient[i] = ({sp: max(d.get(sp, 0) for d, _t in inner) for sp in extra},
+                                max(t for _d, t in inner))
+        root = owners.get(comp.root.name)
+        for b in ((root,) if root.__class__ is int else root or ()):
             last[b] = n  # the result outlives the computation
-        # sweep: +size at birth, -size after the last use
-        delta: dict[int, dict[int, int]] = {}
-        for b, per in enumerate(sizes):
-            s = born[b]
-            if s < 0:
-                s = 0
-            e = last[b] + 1
-            ds = delta.get(s)
-            if ds is None:
-                ds = delta[s] = {}
-            de = delta.get(e)
-            if de is None:
-                de = delta[e] = {}
-            for sp, v in per.items():
-                ds[sp] = ds.get(sp, 0) + v
-                de[sp] = de.get(sp, 0) - v
-        live: dict[int, int] = {}
+        # the bytes live after each step: +size at birth, -size after the last use, summed up
+        def live_after(sizes) -> list[int]:
+            delta = [0] * (n + 2)
+            for s, e, v in zip(born, last, sizes):
+                delta[s] += v
+                delta[e + 1] -= v
+            return list(accumulate(delta[:n + 1]))
+        live_total = live_after(totals)
+        if len(spaces) == 1:
+            live = {sp: live_total for sp in spaces}
+        else:
+            live = {sp: live_after([per.get(sp, 0) for per in pers]) for sp in sorted(spaces)}
         peaks: dict[int, int] = {}
-        peak_total = 0
-        live_total = 0
-        for i in range(n + 1):
-            d = delta.get(i)
-            ex = transient.get(i)
-            if not d and ex is None:
-                continue  # nothing changed since the last step: no new peak
-            if d:
-                for sp, v in d.items():
-                    live[sp] = live.get(sp, 0) + v
-                    live_total += v
-            if ex is None:
-                for sp, v in live.items():
-                    if v > peaks.get(sp, 0):
-                        peaks[sp] = v
-                if live_total > peak_total:
-                    peak_total = live_total
-                continue
-            extra, extra_total = ex
+        for sp, xs in live.items():
+            top = max(xs, default=0)
+            if top > 0:
+                peaks[sp] = top
+        peak_total = max(0, max(live_total, default=0))
+        # a loop, branch or call adds, at its step, what its computations need at their peak
+        for i, (extra, extra_total) in transient.items():
             for sp in set(live) | set(extra):
-                peaks[sp] = max(peaks.get(sp, 0), live.get(sp, 0) + extra.get(sp, 0))
-            peak_total = max(peak_total, live_total + extra_total)
+                now = live[sp][i] if sp in live else 0
+                peaks[sp] = max(peaks.get(sp, 0), now + extra.get(sp, 0))
+            peak_total = max(peak_total, live_total[i] + extra_total)
         self.memo[key] = (peaks, peak_total)
         return peaks, peak_total
 

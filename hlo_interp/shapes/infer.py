@@ -34,6 +34,7 @@ bounds may be scalars).
 from __future__ import annotations
 
 import importlib
+import struct
 from typing import Callable, Optional, Sequence
 
 from .. import ir
@@ -235,6 +236,83 @@ def check_enum(chk, comp, ins, attr: str, known_values) -> None:
     if text is None or text not in known_values:
         chk.add("E115", f"{ins.opcode} {attr}={value_text(v)} is not one of {', '.join(sorted(known_values))}",
                 chk.attr_loc(ins, attr), comp, ins)
+
+
+# --------------------------------------------------------------------------------------------------
+# Signature keys: the verifier and the analyses remember their per-instruction result by the
+# instruction's signature (opcode, shapes, attributes), which a large module repeats thousands of times
+
+# attributes no shape rule, verifier check or cost rule reads
+UNREAD_ATTRS = frozenset({"metadata", "backend_config", "statistics", "origin"})
+_UNKEYED = object()
+_FIELDS: dict[type, tuple] = {}
+
+
+def attrs_key(attrs: dict, skip=UNREAD_ATTRS) -> Optional[tuple]:
+    """The attributes (but those named in `skip`) as a hashable key, equal only for values equal in
+    type too; None when a value is of a type it cannot key."""
+    items = []
+    for k, v in attrs.items():
+        if k in skip:
+            continue
+        t = type(v)
+        if t is not str and t is not int:
+            v = _frozen(v)
+            if v is _UNKEYED:
+                return None
+        items.append((k, v))
+    return tuple(items)
+
+
+def _frozen(v):
+    """An attribute value as a hashable key (1, 1.0 and True are equal in Python, 0.0 and -0.0 too;
+    they differ here): ints and strings as they are, tuples as tuples of keys, other values tagged
+    with their type; _UNKEYED for a value of an unexpected type."""
+    t = type(v)
+    if t is int or t is str or v is None:
+        return v
+    if t is tuple:
+        for x in v:
+            if type(x) is not int:
+                break
+        else:
+            return v
+        out = []
+        for x in v:
+            x = _frozen(x)
+            if x is _UNKEYED:
+                return _UNKEYED
+            out.append(x)
+        return tuple(out)
+    if t is bool:
+        return t, v
+    if t is float:  # by its bits: -0.0 == 0.0, and NaN != NaN
+        return t, struct.pack("<d", v)
+    if t is list:
+        got = _frozen(tuple(v))
+        return _UNKEYED if got is _UNKEYED else (list, got)
+    if t is dict:
+        out = []
+        for k, x in v.items():
+            x = _frozen(x)
+            if x is _UNKEYED or type(k) is not str:
+                return _UNKEYED
+            out.append((k, x))
+        return dict, tuple(out)
+    names = _FIELDS.get(t)
+    if names is None:
+        fields = getattr(t, "__dataclass_fields__", None)
+        params = getattr(t, "__dataclass_params__", None)
+        if fields is None or params is None or not params.frozen:
+            return _UNKEYED
+        names = _FIELDS[t] = tuple(fields)
+    out = [t]
+    for n in names:
+        x = _frozen(getattr(v, n))
+        if x is _UNKEYED:
+            return _UNKEYED
+        out.append(x)
+    return tuple(out)
 
 
 # --------------------------------------------------------------------------------------------------

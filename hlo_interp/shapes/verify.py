@@ -20,14 +20,14 @@ computations it calls live beside its shape rule too (infer.register_check).
 """
 from __future__ import annotations
 
-import struct
 from dataclasses import asdict, dataclass
 from typing import Iterable, Optional
 
 from .. import ir
 from ..diagnostics import caret_excerpt, location_text
 from ..opcodes import COMMON_ATTRS, OPCODES, opcodes_where, schema_for, split_async
-from .infer import ShapeError, check_for, infer_shape, shape_str, shapes_compatible, subshape, value_text
+from .infer import (UNREAD_ATTRS, ShapeError, attrs_key, check_for, infer_shape, shape_str, shapes_compatible,
+                    subshape, value_text)
 
 # --------------------------------------------------------------------------------------------------
 # Codes
@@ -348,62 +348,9 @@ _SEND_RECV = opcodes_where(lambda o: o.family == "io" and "channel_id" in o.attr
 
 # The memo of instruction checks (see _Checker.memo_key): per opcode, whether its checks read only the
 # instruction's opcode, shapes and attributes (not the operand instructions, as a "values" check does);
-# the attributes no check reads; a value _frozen cannot key.
+# the attributes no check reads (their names are not part of the key).
 _MEMO_OPCODES: dict[str, bool] = {}
-_UNCHECKED_ATTRS = frozenset({"metadata", "backend_config", "statistics", "origin"})
-_UNKEYED = object()
-_FIELDS: dict[type, tuple] = {}
-
-
-def _frozen(v):
-    """An attribute value as a hashable key equal only for values equal in type too (1, 1.0 and True
-    are equal in Python; they differ here): ints and strings as they are, tuples of keys, other
-    values tagged with their type; _UNKEYED for a value of an unexpected type."""
-    t = type(v)
-    if t is int or t is str or v is None:
-        return v
-    if t is tuple:
-        for x in v:
-            if type(x) is not int:
-                break
-        else:
-            return v
-        out = []
-        for x in v:
-            x = _frozen(x)
-            if x is _UNKEYED:
-                return _UNKEYED
-            out.append(x)
-        return tuple(out)
-    if t is bool:
-        return t, v
-    if t is float:  # by its bits: -0.0 == 0.0, and NaN != NaN
-        return t, struct.pack("<d", v)
-    if t is list:
-        got = _frozen(tuple(v))
-        return _UNKEYED if got is _UNKEYED else (list, got)
-    if t is dict:
-        out = []
-        for k, x in v.items():
-            x = _frozen(x)
-            if x is _UNKEYED or type(k) is not str:
-                return _UNKEYED
-            out.append((k, x))
-        return dict, tuple(out)
-    names = _FIELDS.get(t)
-    if names is None:
-        fields = getattr(t, "__dataclass_fields__", None)
-        params = getattr(t, "__dataclass_params__", None)
-        if fields is None or params is None or not params.frozen:
-            return _UNKEYED
-        names = _FIELDS[t] = tuple(fields)
-    out = [t]
-    for n in names:
-        x = _frozen(getattr(v, n))
-        if x is _UNKEYED:
-            return _UNKEYED
-        out.append(x)
-    return tuple(out)
+_UNCHECKED_ATTRS = UNREAD_ATTRS | {"control-predecessors"}
 
 
 _ASYNC_OPS = frozenset(("async-start", "async-update", "async-done"))
@@ -662,7 +609,7 @@ class _Checker:
         """What check_instruction reads of `ins` when its operands and control predecessors are all
         defined: the opcode, the declared shape, the operands' shapes and the shapes written before
         them (shapes by identity: the module and `self.shapes` hold them for the whole run) and the
-        attributes the checks read (by value, see _frozen).  None: check it on its own."""
+        attributes the checks read (by value, see infer.attrs_key).  None: check it on its own."""
         op = ins.opcode
         ok = _MEMO_OPCODES.get(op)
         if ok is None:
@@ -675,21 +622,12 @@ class _Checker:
             return None
         attrs = ins.attrs
         if attrs:
-            items = []
-            for k, v in attrs.items():
-                if k in _UNCHECKED_ATTRS:
-                    continue
-                if k == "control-predecessors":
-                    if any(p not in cshapes for p in v or ()):
-                        return None
-                    continue
-                t = type(v)
-                if t is not str and t is not int:
-                    v = _frozen(v)
-                    if v is _UNKEYED:
-                        return None
-                items.append((k, v))
-            attrs = tuple(items)
+            preds = attrs.get("control-predecessors")
+            if preds and any(p not in cshapes for p in preds):
+                return None
+            attrs = attrs_key(attrs, _UNCHECKED_ATTRS)
+            if attrs is None:
+                return None
         else:
             attrs = ()
         written = ins.operand_shapes
