@@ -15,7 +15,6 @@ The analyses live in hlo_interp.analysis; the text and table rendering in info_t
 from __future__ import annotations
 
 import heapq
-import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -195,6 +194,7 @@ class ModuleInfo:
         }
 
     def to_json(self, top: int | None = None, indent: int | None = 2) -> str:
+        import json
         return json.dumps(self.to_dict(top), indent=indent)
 
 
@@ -223,7 +223,7 @@ def _module_info(module: ir.Module, computation: str | None) -> ModuleInfo:
         counts.update(map(_OPCODE, c.instructions))
     counts = dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
-    params = [_value(p.name, p.shape, p.parameter_number) for p in comp.parameters()]
+    params = [_value(p.name, p.shape, p.parameter_number) for p in mod.parameters(comp)]
     result = _value(comp.root.name, comp.root.shape)
 
     # the cost, and the instructions that cost something, grouped by their (shared) cost

@@ -71,15 +71,29 @@ class ModuleIndex:
         self._by_name: dict[str, dict[str, ir.Instruction]] = {}
         self.callers: dict[str, list[tuple[ir.Instruction, str, str]]] = {c.name: [] for c in m.computations}
         self._calling: dict[int, list] = {}
+        self._params: dict[int, list] = {}
         for c in m.computations:
             calling = self._calling[id(c)] = []
+            params = self._params[id(c)] = []
             for k, ins in enumerate(c.instructions):
-                calls = callees(ins)
+                if ins.opcode == "parameter":
+                    params.append(ins)
+                attrs = ins.attrs
+                if not attrs or attrs.keys().isdisjoint(_CALL_ATTRS):
+                    continue
+                calls = list(_callees_of(ins))
                 if calls:
                     calling.append((k, ins, calls))
                     for _attr, n, role in calls:
                         if n in self.callers:
                             self.callers[n].append((ins, c.name, role))
+
+    def parameters(self, comp: ir.Computation) -> list[ir.Instruction]:
+        """The parameter instructions of `comp` by number (as comp.parameters())."""
+        got = self._params.get(id(comp))
+        if got is None:
+            return comp.parameters()
+        return sorted(got, key=lambda i: i.parameter_number or 0)
 
     def calling(self, comp: ir.Computation) -> list:
         """(position, instruction, callees(instruction)) of the instructions of `comp` that call a
