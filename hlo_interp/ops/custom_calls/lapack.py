@@ -1253,3 +1253,23 @@ def _t_qr(ins, ctx):
     def run(a):
         return lapack_geqrf(np.asarray(a))
     return run
+
+
+@target("ProductOfElementaryHouseholderReflectors")
+def _t_householder_product(ins, ctx):
+    """XLA's ProductOfElementaryHouseholderReflectors (what QrExpander lowers Q's computation from):
+    (a [..., m, n], taus [..., k]) -> [..., m, n], the first n columns of H1···Hk with
+    Hi = I - tau_i v_i v_iᴴ, v_i below a's diagonal (unit diagonal): ?orgqr / ?ungqr."""
+    sa, st = ctx.operand_shapes(ins)
+    if sa is None or sa.is_tuple or sa.rank < 2 or sa.element_type.name not in ("f32", "f64", "c64", "c128"):
+        raise error_at(ins, "custom-call ProductOfElementaryHouseholderReflectors takes an f32/f64/c64/c128 "
+                            "array of rank >= 2 and its taus")
+    if st is None or st.is_tuple or tuple(st.dims[:-1]) != tuple(sa.dims[:-2]) or not st.dims or \
+            st.dims[-1] > min(sa.dims[-2:]) or st.element_type != sa.element_type:
+        raise error_at(ins, f"custom-call ProductOfElementaryHouseholderReflectors: taus {shape_text(st)} do "
+                            f"not fit a {shape_text(sa)}")
+    dt = sa.element_type.dtype
+
+    def run(a, taus):
+        return orgqr(np.asarray(a, dt), np.asarray(taus, dt)).astype(dt, copy=False)
+    return run

@@ -143,6 +143,21 @@ ENTRY e { a = bf16[1,20,4] parameter(0)  s = bf16[1,20,4] parameter(1)  k = bf16
      R.standard_normal((3, 4, 2)).astype(_BF), compare=_F32_TOL)
 
 
+# XLA's ProductOfElementaryHouseholderReflectors after its Qr: Q of the QR decomposition
+# (xla/tests/matmul_test.cc, MatrixInverse)
+for T, dt, shape in (("f32", np.float32, (2, 6, 2, 2)), ("f32", np.float32, (3, 5, 3)), ("f64", np.float64, (4, 4))):
+    dims = ",".join(map(str, shape))
+    tdims = ",".join(map(str, shape[:-2] + (min(shape[-2:]),)))
+    case(f"householder_product_{T}_{'x'.join(map(str, shape))}", "xla/tests/matmul_test.cc", f"""HloModule m
+ENTRY e {{ a = {T}[{dims}] parameter(0)
+  qr = ({T}[{dims}], {T}[{tdims}]) custom-call(a), custom_call_target="Qr"
+  r = {T}[{dims}] get-tuple-element(qr), index=0
+  t = {T}[{tdims}] get-tuple-element(qr), index=1
+  q = {T}[{dims}] custom-call(r, t), custom_call_target="ProductOfElementaryHouseholderReflectors"
+  ROOT o = ({T}[{dims}], {T}[{dims}]) tuple(q, r) }}""", R.standard_normal(shape).astype(dt),
+         compare=_F32_TOL if T == "f32" else {"rtol": 1e-12, "atol": 1e-12})
+
+
 def declare() -> list[Decl]:
     return [Decl(FAMILY, cid, args, hlo=text, compare=compare, keep_after=False, extra={"xla_test_source": source})
             for cid, source, text, args, compare in CASES]
