@@ -464,9 +464,42 @@ REASONS = {
                  "unspecified",
     "dynamic": "dynamic shapes (DynamicPadder's semantics): owned by the dynamic-shape work",
     "fft-empty": "FFT with fft_length 0 on a non-empty operand: owned by the FFT work",
-    "timeout": "slower than the harness's per-text deadline (a large bf16 computation)",
+    "xla-garbage": "XLA:CPU returns uninitialized memory for one output of a multi-output loop fusion "
+                   "whose other output is a parameter (values like -7e22 and 4.6e-41)",
+    "dead-rng": "a dead rng-bit-generator with an f32 state: XLA removes the dead instruction, we refuse "
+                "the state type (XLA's own expander takes only u64 states)",
+    "sort-speed": "a sort whose comparator no fast path recognizes, on bf16[2,209664]: over the 60 s "
+                  "deadline (the comparator speed work)",
 }
+_DIR = "xla/service/"
 KNOWN = {
+    **{w: "elided" for w in (
+        "xla/hlo/parser/hlo_parser_test.cc:3303", "xla/hlo/tools/hlo_diff/hlo_diff_result_test.cc:291",
+        "xla/hlo/transforms/simplifiers/reshape_mover_test.cc:78",
+        "xla/hlo/transforms/simplifiers/reshape_mover_test.cc:125",
+        "xla/hlo/transforms/simplifiers/reshape_mover_test.cc:170", _DIR + "cpu/cpu_instruction_fusion_test.cc:979",
+        _DIR + "cpu/small_while_loop_hoisting_pass_test.cc:82", _DIR + "cpu/tests/onednn_matmul_test.cc:1071",
+        _DIR + "cpu/tests/onednn_matmul_test.cc:1701", _DIR + "cpu/tests/onednn_matmul_test.cc:1770",
+        _DIR + "gpu/tests/swap_conv_operands_test.cc:111",
+        _DIR + "memory_space_assignment/memory_space_assignment_test.cc:8535",
+        _DIR + "while_loop_unroller_test.cc:1131")},
+    **{w: "endless" for w in (
+        _DIR + "gpu/gpu_latency_hiding_scheduler_test.cc:280", _DIR + "sharding_propagation_test.cc:11161",
+        _DIR + "while_loop_simplifier_test.cc:405", _DIR + "while_loop_simplifier_test.cc:744",
+        "xla/hlo/transforms/collectives/all_gather_combiner_test.cc:125")},
+    **{w: "dynamic" for w in (
+        _DIR + "dynamic_padder_test.cc:837", _DIR + "dynamic_padder_test.cc:1135",
+        _DIR + "dynamic_padder_test.cc:1354", _DIR + "dynamic_padder_test.cc:1466")},
+    **{w: "fft-empty" for w in (
+        "xla/hlo/evaluator/hlo_evaluator_test.cc:3652", "xla/hlo/evaluator/hlo_evaluator_test.cc:3706")},
+    **{w: "dot-order" for w in (
+        "xla/backends/gpu/codegen/triton/triton_gemm_fusion_test.cc:1520", _DIR + "cpu/tests/onednn_matmul_test.cc:1441")},
+    "xla/hlo/analysis/hlo_dataflow_analysis_test.cc:3231": "aliasing",
+    "xla/hlo/evaluator/hlo_evaluator_test.cc:6237": "layout-bitcast",
+    "xla/hlo/transforms/expanders/permutation_sort_expander_test.cc:111": "tied-sort",
+    _DIR + "hlo_instruction_test.cc:3183": "xla-garbage",
+    "xla/tools/hlo_extractor_test.cc:349": "dead-rng",
+    _DIR + "spmd/spmd_partitioner_test.cc:3542": "sort-speed",
 }
 
 
