@@ -35,6 +35,7 @@ import os
 
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
     os.environ[_v] = "1"
+os.environ["HLO_INTERP_CACHE"] = "0"  # every row is a cold run: no module cache (bench/run.py --cache-gain measures it)
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
 
