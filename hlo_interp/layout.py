@@ -37,9 +37,12 @@ packing), which is what `bitcast` reinterprets.
 """
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from . import ir
+
+if TYPE_CHECKING:  # NumPy loads only when an array is converted: hlo check/info/fmt use the shape half
+    import numpy as np
 
 __all__ = [
     "MEMORY_SPACES",
@@ -230,6 +233,7 @@ def memory_space_name(space: int) -> str:
 
 
 def _apply_tile(x: np.ndarray, tile: tuple[int, ...]) -> np.ndarray:
+    import numpy as np
     combined, padded, tiled, h, ct = _tile_step(x.shape, tile)
     x = x.reshape(combined)
     if padded != combined:
@@ -256,6 +260,7 @@ def _undo_tile(x: np.ndarray, tile: tuple[int, ...], before: tuple[int, ...]) ->
 
 def to_physical(x: np.ndarray, shape: ir.ArrayShape) -> np.ndarray:
     """The physical buffer of logical array `x` of `shape`: a 1-D array (padding = zeros)."""
+    import numpy as np
     order = major_to_minor(shape)
     p = x.transpose(order) if order != tuple(range(x.ndim)) else x
     for tile in (shape.layout.tiles if shape.layout is not None else ()):
@@ -269,6 +274,7 @@ def to_physical(x: np.ndarray, shape: ir.ArrayShape) -> np.ndarray:
 
 def from_physical(flat: np.ndarray, shape: ir.ArrayShape) -> np.ndarray:
     """The logical array of `shape` stored in the 1-D physical buffer `flat`."""
+    import numpy as np
     order = major_to_minor(shape)
     dims = tuple(shape.dims[d] for d in order)
     stages = [dims]
@@ -286,12 +292,14 @@ def from_physical(flat: np.ndarray, shape: ir.ArrayShape) -> np.ndarray:
 
 
 def _codes_dtype(bits: int):
+    import numpy as np
     return {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64, 128: None}[bits]
 
 
 def to_bytes(x: np.ndarray, shape: ir.ArrayShape) -> np.ndarray:
     """The whole physical buffer of logical array `x` of `shape` as a 1-D uint8 array (tiles, padding
     and L(n) zero-filled, sub-byte elements packed by E(n) or one per byte)."""
+    import numpy as np
     flat = to_physical(np.asarray(x), shape)
     t = shape.element_type
     bits = storage_bits(shape)
@@ -313,6 +321,7 @@ def to_bytes(x: np.ndarray, shape: ir.ArrayShape) -> np.ndarray:
 
 def from_bytes(buf: np.ndarray, shape: ir.ArrayShape) -> np.ndarray:
     """The logical array of `shape` stored in the physical byte buffer `buf` (see `to_bytes`)."""
+    import numpy as np
     buf = np.ascontiguousarray(buf, dtype=np.uint8).reshape(-1)
     t = shape.element_type
     bits = storage_bits(shape)
