@@ -200,7 +200,7 @@ class CostAnalysis:
                         break
                     ops.append(id(o.shape))
                 else:
-                    attrs = ins.attrs
+                    attrs = ins.attrs_as_parsed()[0]  # metadata left undecoded: not in the key
                     if not attrs or attrs.keys() <= _COST_UNREAD:
                         key = (op, id(ins.shape), tuple(ops), ())
                     else:
@@ -229,7 +229,7 @@ class CostAnalysis:
             if o is None or o.shape is None:
                 return None  # undefined, or a shape written beside the operand: not remembered
             ops.append(id(o.shape))
-        attrs = ins.attrs
+        attrs = ins.attrs_as_parsed()[0]  # metadata left undecoded: not in the key
         if not attrs or attrs.keys() <= _COST_UNREAD:
             attrs = ()
         else:

@@ -620,7 +620,7 @@ class _Checker:
             ops = tuple([id(cshapes[o]) for o in ins.operands])
         except KeyError:  # not defined (yet): E106
             return None
-        attrs = ins.attrs
+        attrs = ins.attrs_as_parsed()[0]  # metadata left undecoded: the key skips it (UNREAD_ATTRS)
         if attrs:
             preds = attrs.get("control-predecessors")
             if preds and any(p not in cshapes for p in preds):
@@ -1258,7 +1258,7 @@ class _Checker:
         for comp in self.m.computations:
             if _SEND_RECV_OPS.isdisjoint(self.opcodes_in(comp)):
                 # no send/recv: only the channel ids (any instruction may write one)
-                for ins in [i for i in comp.instructions if "channel_id" in i.attrs]:
+                for ins in [i for i in comp.instructions if "channel_id" in i.attrs_as_parsed()[0]]:
                     ch = ins.attrs["channel_id"]
                     if isinstance(ch, int) and not isinstance(ch, bool):
                         by_channel.setdefault(ch, []).append((comp, ins))
