@@ -541,7 +541,7 @@ class Instruction:
     def attrs_as_parsed(self) -> tuple[dict[str, Any], Optional[str]]:
         """(attrs, pending metadata text) without decoding the metadata: while the text is pending,
         attrs["metadata"] is None.  For printers, and for readers that skip `metadata` (the verifier's
-        signature key); everyone else reads `attrs`."""
+        and the cost analysis' signature keys, the call index); everyone else reads `attrs`."""
         return self.__dict__["_attrs"], self.__dict__.get("pending_metadata")
 
 

@@ -78,7 +78,7 @@ class ModuleIndex:
             for k, ins in enumerate(c.instructions):
                 if ins.opcode == "parameter":
                     params.append(ins)
-                attrs = ins.attrs
+                attrs = ins.attrs_as_parsed()[0]  # only the names are read here: metadata stays undecoded
                 if not attrs or attrs.keys().isdisjoint(_CALL_ATTRS):
                     continue
                 calls = list(_callees_of(ins))
