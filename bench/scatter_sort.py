@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 import hlo_interp
 from hlo_interp.evaluator import compile as hlo_compile
+from xla_comparator import F32_KEY_LINES  # noqa: E402
 
 SCATTER = """HloModule scatter_add
 add {{ a = f32[] parameter(0)  b = f32[] parameter(1)  {body} }}
@@ -38,18 +39,10 @@ ENTRY e {{ x = f32[{m}] parameter(0)  i = s32[{n},1] parameter(1)  u = f32[{n}] 
   ROOT s = f32[{m}] scatter(x, i, u), update_window_dims={{}}, inserted_window_dims={{0}},
     scatter_dims_to_operand_dims={{0}}, index_vector_dim=1, to_apply=add }}"""
 
-# XLA:CPU's optimized comparator of jnp.sort / jnp.argsort on f32 (tests/golden/sort/sort_float32, the optimized text)
+# XLA:CPU's optimized comparator of jnp.sort / jnp.argsort on f32 (bench/xla_comparator.py)
 CMP = """cmp {{
   p0 = f32[] parameter(0)  p1 = f32[] parameter(1) {extra_params}
-  qnan = f32[] constant(nan)  zero = f32[] constant(0)  izero = s32[] constant(0)  imax = s32[] constant(2147483647)
-  ne0 = pred[] compare(p0, p0), direction=NE  ne1 = pred[] compare(p1, p1), direction=NE
-  eq0 = pred[] compare(p0, zero), direction=EQ  eq1 = pred[] compare(p1, zero), direction=EQ
-  z0 = f32[] select(eq0, zero, p0)  z1 = f32[] select(eq1, zero, p1)
-  c0 = f32[] select(ne0, qnan, z0)  c1 = f32[] select(ne1, qnan, z1)
-  b0 = s32[] bitcast(c0)  b1 = s32[] bitcast(c1)
-  x0 = s32[] xor(imax, b0)  x1 = s32[] xor(imax, b1)
-  n0 = pred[] compare(b0, izero), direction=LT  n1 = pred[] compare(b1, izero), direction=LT
-  k0 = s32[] select(n0, x0, b0)  k1 = s32[] select(n1, x1, b1)
+  """ + F32_KEY_LINES.replace("{", "{{").replace("}", "}}") + """
   {root}
 }}"""
 ROOT_FAST = "ROOT lt = pred[] compare(k0, k1), direction=LT"

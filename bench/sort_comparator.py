@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from xla_comparator import F32_KEY_LINES  # noqa: E402  (imports nothing)
 
 R, M = 64, 8732
 HEAD = """HloModule m
@@ -41,16 +43,7 @@ ENTRY e {{
 TRUE = "t = pred[] constant(true)  ROOT r = pred[] and(lt, t)"
 CASES = {
     "total_noop": "lt = pred[] compare(p0, p1), direction=LT, type=TOTALORDER  " + TRUE,
-    "xla_noop": """qnan = f32[] constant(nan)  zero = f32[] constant(0)  izero = s32[] constant(0)
-  imax = s32[] constant(2147483647)
-  ne0 = pred[] compare(p0, p0), direction=NE  ne1 = pred[] compare(p1, p1), direction=NE
-  eq0 = pred[] compare(p0, zero), direction=EQ  eq1 = pred[] compare(p1, zero), direction=EQ
-  z0 = f32[] select(eq0, zero, p0)  z1 = f32[] select(eq1, zero, p1)
-  c0 = f32[] select(ne0, qnan, z0)  c1 = f32[] select(ne1, qnan, z1)
-  b0 = s32[] bitcast(c0)  b1 = s32[] bitcast(c1)
-  x0 = s32[] xor(imax, b0)  x1 = s32[] xor(imax, b1)
-  n0 = pred[] compare(b0, izero), direction=LT  n1 = pred[] compare(b1, izero), direction=LT
-  k0 = s32[] select(n0, x0, b0)  k1 = s32[] select(n1, x1, b1)
+    "xla_noop": F32_KEY_LINES + """
   lt = pred[] compare(k0, k1), direction=LT  """ + TRUE,
     "abs_desc": "a0 = f32[] abs(p0)  a1 = f32[] abs(p1)  lt = pred[] compare(a0, a1), direction=GT  " + TRUE,
     "mixed_key": """c2 = f32[] convert(p2)  c3 = f32[] convert(p3)  k0 = f32[] add(p0, c2)  k1 = f32[] add(p1, c3)
