@@ -52,6 +52,9 @@ class OpSpec:
     # numerics: its float results are computed in their type (False: data movement, conversions,
     # calls), so they say which precision the module computes in
     arithmetic: bool = True
+    # numerics: its float result is always a value of its operands' type (an operand's value, its sign
+    # changed, or an integer): computing it in a wider type and rounding back changes nothing
+    exact: bool = False
     async_done: str = ""        # the *-done opcode that completes this *-start
     async_sugar: bool = True    # `<op>-start/-update/-done` wrap it in an async computation
     group_checked: bool = False  # XLA's CheckReplicaGroups counts its replica groups' ids
@@ -137,12 +140,12 @@ _ACCURACY = "result_accuracy:generic"
 _UINTS = "s2-s64, u2-u64"  # (README's text: signed and unsigned integers)
 _op("count-leading-zeros popcnt", 1, base=_EW, types_doc=_UINTS)
 _op("not", 1, base=_EW, types_doc=_INTS)
-_op("abs negate sign", 1, base=_EW, arithmetic=False)
-_op("real imag", 1, base=_EW, arithmetic=False, types_doc="c64, c128 (and real types)")
+_op("abs negate sign", 1, base=_EW, arithmetic=False, exact=True)
+_op("real imag", 1, base=_EW, arithmetic=False, exact=True, types_doc="c64, c128 (and real types)")
 _op("is-finite", 1, base=_EW, arithmetic=False, types_doc=_REAL_FLOATS)
-_op("floor ceil round-nearest-afz round-nearest-even", 1, base=_EW, types="float")
+_op("floor ceil round-nearest-afz round-nearest-even", 1, base=_EW, types="float", exact=True)
 _op("copy", 1, family="elementwise", kernel_module="control", foldable=True, allocates=False, parser_infers=True,
-    arithmetic=False)
+    arithmetic=False, exact=True)
 _op("cbrt erf", 1, _ACCURACY, base=_EW, types="float", transcendental=True)
 _op("cosine cosh exponential exponential-minus-one log log-plus-one logistic rsqrt sine sinh sqrt tan tanh "
     "acos acosh asin asinh atan atanh", 1, _ACCURACY, base=_EW, types="float|complex", transcendental=True)
@@ -160,12 +163,12 @@ _op("atan2", 2, base=_EW, types="no-pred", transcendental=True, types_doc=_FLOAT
 _op("power", 2, base=_EW, types="no-pred", transcendental=True,
     note="integer exponents: low 6 bits, negative -> 0 unless |base| = 1 (XLA:CPU)")
 _op("complex", 2, base=_EW, arithmetic=False, types_doc="f32, f64")
-_op("maximum", 2, base=_EW, arithmetic=False, note="NaN propagates; max(-0, +0) = +0")
-_op("minimum", 2, base=_EW, arithmetic=False, note="NaN propagates; min(-0, +0) = -0")
+_op("maximum", 2, base=_EW, arithmetic=False, exact=True, note="NaN propagates; max(-0, +0) = +0")
+_op("minimum", 2, base=_EW, arithmetic=False, exact=True, note="NaN propagates; min(-0, +0) = -0")
 _op("stochastic-convert", 2, base=_MOVE, types_doc="f32/f16/bf16 -> s8-s64, f8*")
 _op("compare", 2, "direction:enum! type:enum", base=_MOVE, parser_infers=True, label_attrs=("direction",),
     note="all directions, TOTALORDER")
-_op("select clamp", 3, base=_MOVE, parser_infers=True)
+_op("select clamp", 3, base=_MOVE, parser_infers=True, exact=True)
 _op("convert", 1, base=_MOVE,
     note="float->int saturates, NaN -> 0; f64 -> bf16/f16 through f32 (XLA rounds twice)")
 _op("bitcast-convert", 1, base=_MOVE, note="size-changing too")

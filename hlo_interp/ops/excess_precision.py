@@ -25,14 +25,13 @@ import dataclasses
 from typing import Optional
 
 from .. import ir
-from ..opcodes import OPCODES
+from ..opcodes import opcodes_where
 from ..types import PRIMITIVE_TYPES
 
 LOW, HIGH = "bf16", "f32"
-_VALUE_PRESERVING = frozenset({"abs", "negate", "maximum", "minimum", "clamp", "select", "copy", "sign",
-                               "floor", "ceil", "round-nearest-afz", "round-nearest-even", "real", "imag"})
-_PRODUCERS = frozenset(n for n, o in OPCODES.items()
-                       if o.family == "elementwise" and o.arithmetic and n not in _VALUE_PRESERVING) \
+# the opcodes whose bf16 result XLA:CPU computes in f32 and rounds: elementwise arithmetic that is not
+# exact (an exact result, e.g. floor or maximum, is the same wide or rounded), dot and convolution
+_PRODUCERS = opcodes_where(lambda o: o.family == "elementwise" and o.arithmetic and not o.exact) \
     | {"dot", "convolution"}
 _UPCAST = frozenset({"dot", "convolution"})
 
