@@ -31,7 +31,7 @@ from .in_place import callee_marks, in_place_elements
 from .opcodes import called_computation_attrs, opcodes_where
 from .ops import excess_precision, load_all
 from .ops.contraction import Plan as Contractions
-from .ops.dynamic import adapt_dynamic, module_has_dynamic
+from .ops.dynamic import adapt_dynamic, entry_result_buffers, has_bounded_dynamic, module_has_dynamic
 from .ops.numerics import flush_denormals as _flush_denormals
 from .ops.registry import KERNELS, TOKEN, error_at, unsupported
 
@@ -740,32 +740,9 @@ class Executable:
         bad = value_mismatch(value, root.shape) if root.shape is not None else None
         if bad:
             raise result_shape_error(self.module, root, bad)
-        if root.shape is not None and _has_bounded_dynamic(root.shape):
-            value = pad_dynamic_result(value, root.shape)
+        if root.shape is not None and has_bounded_dynamic(root.shape):
+            value = entry_result_buffers(value, root.shape)  # XLA:CPU's output convention (ops/dynamic.py)
         return flatten_result(value)
-
-
-def _has_bounded_dynamic(shape: Any) -> bool:
-    if isinstance(shape, ir.TupleShape):
-        return any(_has_bounded_dynamic(e) for e in shape.elements)
-    return isinstance(shape, ir.ArrayShape) and any(
-        d and n != ir.UNBOUNDED for d, n in zip(shape.dynamic, shape.dims))
-
-
-def pad_dynamic_result(v: Any, shape: Any) -> Any:
-    """XLA:CPU's output convention for the entry's dynamic results: the buffer of the bound's size (an
-    `f32[<=4]` of size 1 comes back as f32[4]); the elements past the dynamic size are undefined in XLA
-    (whatever the buffer held), zeros here.  Unbounded dimensions keep their size."""
-    if isinstance(shape, ir.TupleShape):
-        return tuple(pad_dynamic_result(x, s) for x, s in zip(v, shape.elements))
-    if not isinstance(shape, ir.ArrayShape) or not isinstance(v, np.ndarray):
-        return v
-    want = tuple(n if (d and n != ir.UNBOUNDED) else k for k, n, d in zip(v.shape, shape.dims, shape.dynamic))
-    if want == v.shape:
-        return v
-    out = np.zeros(want, v.dtype)
-    out[tuple(slice(0, k) for k in v.shape)] = v
-    return out
 
 
 def result_shape_error(module: ir.Module, root: ir.Instruction, bad: str) -> HloError:

@@ -12,6 +12,11 @@ Integer and pred leaves are always compared exactly, whatever the rule.  An outp
 case.json (with its "compare_reason") overrides the case's rule for that leaf; "compare_variants"
 ({variant: rule}, with "compare_variants_reason") overrides it for one text of the case.
 
+An output's "defined" (with "defined_reason") is the number of its leading elements, in row-major
+order, that XLA defines (an entry result of a dynamic shape: its bound-sized buffer starts with the
+elements of the dynamic sizes, the rest is uninitialized memory): only those are compared, after the
+shapes.
+
 A case's "xla_artifact" ({variant: reason}) marks a text whose XLA result is an artefact of XLA's
 compiler, not the semantics of that text; "known" ({variant: reason}) a named difference of ours.  Both
 make that variant a strict xfail showing the reason (if it ever passes, the mark is stale).
@@ -104,6 +109,9 @@ class Case:
             if self.info.get("same_bits_types") and isinstance(g, np.ndarray) and g.dtype != w.dtype \
                     and g.dtype.itemsize == w.dtype.itemsize:
                 g = g.view(w.dtype)
+            n = m.get("defined")
+            if n is not None and isinstance(g, np.ndarray) and g.shape == w.shape:
+                g, w = g.reshape(-1)[:n], w.reshape(-1)[:n]  # the rest is XLA's uninitialized memory
             msg = compare_leaf(g, w, self.rule(k, variant))
             if msg:
                 label = f" ({m['label']})" if "label" in m else ""

@@ -16,6 +16,7 @@ Each case is one case directory (tools/oracle/writer.py; tests/golden/README.md)
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import sys
@@ -50,11 +51,13 @@ def jcase(cid, fn, *args, compare="exact"):
     CASES.append({"id": cid, "kind": "jax", "fn": fn, "args": args, "compare": compare})
 
 
-def hcase(cid, text, *args, compare="exact", ref=None, jref=None):
+def hcase(cid, text, *args, compare="exact", ref=None, jref=None, defined=None):
     """`ref`: an equivalent text XLA:CPU can run (when it cannot run `text` itself: async wrappers,
-    copy-start); XLA's results and optimized module ("after") are then those of `ref`."""
+    copy-start); XLA's results and optimized module ("after") are then those of `ref`.  `defined`:
+    {output: n} for entry results of dynamic shapes, whose buffers hold n defined elements (the rest
+    is uninitialized memory: stored as zeros and not compared)."""
     CASES.append({"id": cid, "kind": "hlo", "text": text, "args": args, "compare": compare, "ref": ref,
-                  "jref": jref})
+                  "jref": jref, "defined": defined})
 
 
 def rndf(shape, dtype, scale=1.0, loc=0.0):
@@ -375,6 +378,39 @@ for _n in (1, 3):
   ROOT t = (s32[], s32[], s32[], s32[], s32[], s32[], s32[], f32[3], f32[3]) tuple(g0, g1, g2, g3, g4, g5, g6, sc, sv)"""),
           rndf((4, 3), np.float32), np.int32(_n))
 
+# the entry's results of dynamic shapes: XLA:CPU returns each buffer of the bounds' size with the
+# elements of the dynamic sizes compact (row-major) at its start; the rest is uninitialized memory
+hcase("dynamic_output_compact", """HloModule dyn_out
+ENTRY main {
+  p = s32[3,4] parameter(0)
+  a = s32[] parameter(1)
+  b = s32[] parameter(2)
+  d0 = s32[<=3,4] set-dimension-size(p, a), dimensions={0}
+  d1 = s32[<=3,<=4] set-dimension-size(d0, b), dimensions={1}
+  r = s32[<=3,<=4] reverse(d1), dimensions={0,1}
+  q = s32[4] parameter(3)
+  e = s32[<=4] set-dimension-size(q, b), dimensions={0}
+  ROOT t = (s32[<=3,<=4], s32[<=3,<=4], s32[<=4], s32[<=3,4]) tuple(d1, r, e, d0)
+}""", np.arange(100, 112, dtype=np.int32).reshape(3, 4), np.int32(2), np.int32(3),
+      np.arange(4, dtype=np.int32) + 7, defined={0: 6, 1: 6, 2: 3, 3: 8})
+
+# set-dimension-size keeps its operand's buffer: an op with a static result reads the elements past
+# the dynamic size (a reshape to a static shape), and a larger size set again shows them
+hcase("dynamic_buffer_reads", """HloModule dyn_buf
+add { a = s32[] parameter(0)  b = s32[] parameter(1)  ROOT s = s32[] add(a, b) }
+ENTRY main {
+  p = s32[6,2] parameter(0)
+  n = s32[] parameter(1)
+  d = s32[<=6,2] set-dimension-size(p, n), dimensions={0}
+  r = s32[3,2,2] reshape(d)
+  z = s32[] constant(0)
+  s = s32[3,2] reduce(r, z), dimensions={1}, to_apply=add
+  m = s32[] constant(5)
+  e = s32[<=6,2] set-dimension-size(d, m), dimensions={0}
+  se = s32[2] reduce(e, z), dimensions={0}, to_apply=add
+  ROOT t = (s32[3,2], s32[2]) tuple(s, se)
+}""", rnd((6, 2), np.int32, -50, 50), np.int32(2))
+
 # --------------------------------------------------------------------------------------------- ragged
 def rdot(**kw):
     def f(a, b, g):
@@ -493,7 +529,7 @@ def family(cid: str) -> str:
         return "batch_norm"
     if "ragged" in cid:
         return "ragged_dot"
-    if cid.startswith(("set_dimension", "get_dimension", "dynamic_reshape", "dynamic_infer")):
+    if cid.startswith(("set_dimension", "get_dimension", "dynamic_reshape", "dynamic_infer", "dynamic_output", "dynamic_buffer")):
         return "dynamic_shape"
     return "async"  # async-start/-update/-done, copy-start/-done
 
@@ -533,9 +569,21 @@ def main():
             src += "; XLA ran the equivalent text in 'ref', 'after' is its optimized module"
         if c.get("jref") is not None:
             src += "; XLA:CPU has no ragged-dot: outputs and 'after' from jax.lax.ragged_dot_general"
+        for k, nd in (c.get("defined") or {}).items():
+            outs[k] = outs[k].copy()
+            outs[k].reshape(-1)[nd:] = 0  # uninitialized memory in XLA's buffer
         extra = ({"ref": c["ref"]} if c.get("ref") else {}) | ({"known": KNOWN[c["id"]]} if c["id"] in KNOWN else {})
         write_case(family(c["id"]), c["id"], {"before": before, "after": after}, args, outs, source=src,
                    compare=c["compare"], extra=extra or None)
+        if c.get("defined"):
+            cj = ROOT / "tests" / "golden" / family(c["id"]) / c["id"] / "case.json"
+            info = json.loads(cj.read_text())
+            for k, m in c["defined"].items():
+                info["outputs"][k]["defined"] = m
+                info["outputs"][k]["defined_reason"] = (
+                    "an entry result of a dynamic shape: XLA:CPU's buffer of the bounds' size starts with "
+                    "the elements of the dynamic sizes (row-major); the rest is uninitialized memory")
+            cj.write_text(json.dumps(info, indent=1) + "\n")
         n += 1
         print("ok", c["id"])
     print(f"{n} cases written")

@@ -7,11 +7,13 @@ parameters and results (hlo_interp/evaluator.py).  So:
   * get-dimension-size(x), dimensions={d}: s32[] holding x's extent in d (the dynamic size, or the
     static one);
   * set-dimension-size(x, n), dimensions={d}: x with its dynamic size in d set to n: when the result's
-    dimension d is dynamic, the value keeps the first n entries in d (XLA treats the rest as padding,
-    which no later op reads: a reduce over d sums the first n, get-dimension-size gives n: both as
-    XLA:CPU does).  n outside [0, bound] is refused (unsupported): XLA:CPU keeps such a size as given
-    (get-dimension-size returns 11 or -2 for a bound of 8) while its ops clamp it, which an array
-    cannot represent.  When the declared result keeps d static, the values are returned unchanged;
+    dimension d is dynamic, the value keeps the first n entries in d, as a view of the operand's
+    buffer (XLA keeps the buffer: an op that reads past the dynamic size, such as a reshape to a static
+    shape, or a larger size set again, sees the operand's elements there).  A reduce over d combines
+    the first n, get-dimension-size gives n: both as XLA:CPU does.  n outside [0, bound] is refused
+    (unsupported): XLA:CPU keeps such a size as given (get-dimension-size returns 11 or -2 for a bound
+    of 8) while its ops clamp it, which an array cannot represent.  When the declared result keeps d
+    static, the values are returned unchanged;
   * dynamic-reshape(x, s_0, ..., s_{r-1}): x reshaped (row-major, over its actual elements) to the
     sizes given by the s32 scalar operands; a located error when their product is not x's element
     count, or a size exceeds the result's bound or is negative (and, when the plan is built, when the
@@ -65,17 +67,28 @@ def _k_set_dimension_size(ins, ctx):
         return run_static
 
     bound = out.dims[d]
+    in_shape = ctx.operand_shapes(ins)[0]
+    in_bounds = tuple(in_shape.dims) if isinstance(in_shape, ir.ArrayShape) else None
+    if in_bounds is None or ir.UNBOUNDED in in_bounds:
+        in_bounds = None
 
     def run(x, n):
         k = int(n)
-        if not 0 <= k <= bound or k > x.shape[d]:
-            raise unsupported(ins, f"dynamic size {k} outside [0, {min(bound, x.shape[d])}] (XLA:CPU keeps "
-                                   f"such a size as given; an array cannot represent it)")
+        if not 0 <= k <= bound:
+            raise unsupported(ins, f"dynamic size {k} outside [0, {bound}] (XLA:CPU keeps such a size as "
+                                   f"given; an array cannot represent it)")
         if k == x.shape[d]:
             return x
-        idx = [slice(None)] * x.ndim
+        # XLA keeps the operand's buffer: the result is a view of its corner, so that an op reading the
+        # buffer past the dynamic size (one XLA does not mask) sees what XLA's buffer holds there
+        full = buffer_of(x, in_bounds) if in_bounds is not None else x
+        if full.base is not None:  # a view of another array: own the buffer (views collapse to their base)
+            full = full.copy()
+        if k > full.shape[d]:
+            raise unsupported(ins, f"dynamic size {k} past the operand's {full.shape[d]} elements")
+        idx = [slice(0, m) for m in x.shape]
         idx[d] = slice(0, k)
-        return x[tuple(idx)]
+        return full[tuple(idx)]
     return run
 
 
@@ -152,10 +165,38 @@ def _cut(x: np.ndarray, sizes) -> np.ndarray:
     return x[tuple(slice(0, k) for k in sizes)]
 
 
-def _pad(x: np.ndarray, dims, value=None) -> np.ndarray:
+def _corner_base(x: np.ndarray, dims):
+    """The array of shape `dims` whose leading corner `x` is (a view of it), or None."""
+    b = x.base
+    if not isinstance(b, np.ndarray) or b.shape != dims or b.dtype != x.dtype or b.strides != x.strides:
+        return None
+    if b.__array_interface__["data"][0] != x.__array_interface__["data"][0]:
+        return None
+    return b
+
+
+def buffer_of(x: np.ndarray, dims) -> np.ndarray:
+    """`x` (a value of a dynamic shape: the array of its dynamic sizes) in its buffer of the bounds'
+    shape `dims`: the buffer it was cut from when there is one (set-dimension-size keeps its operand's
+    buffer; the ops adapted below compute on buffers and cut), zeros past the sizes otherwise (XLA's
+    buffer holds whatever an earlier op left there)."""
     dims = tuple(dims)
     if x.shape == dims:
         return x
+    b = _corner_base(x, dims)
+    return b if b is not None else _pad(x, dims, None)
+
+
+def _pad(x: np.ndarray, dims, value=None) -> np.ndarray:
+    """`x` padded to `dims` with `value` (XLA's masking of a dynamic operand: the reducer's init, the
+    dot's zero), or with what its buffer holds when `value` is None (see buffer_of)."""
+    dims = tuple(dims)
+    if x.shape == dims:
+        return x
+    if value is None:
+        b = _corner_base(x, dims)
+        if b is not None:
+            return b
     out = np.zeros(dims, x.dtype) if value is None else np.full(dims, value, x.dtype)
     out[tuple(slice(0, min(a, b)) for a, b in zip(x.shape, dims))] = _cut(x, [min(a, b) for a, b in zip(x.shape, dims)])
     return out
@@ -226,6 +267,32 @@ def _shape_is_dynamic(shape) -> bool:
     if isinstance(shape, ir.TupleShape):
         return any(_shape_is_dynamic(e) for e in shape.elements)
     return isinstance(shape, ir.ArrayShape) and any(shape.dynamic)
+
+
+def has_bounded_dynamic(shape) -> bool:
+    """Whether a shape has a dynamic dimension with a bound (`<=N`) in any of its leaves."""
+    if isinstance(shape, ir.TupleShape):
+        return any(has_bounded_dynamic(e) for e in shape.elements)
+    return isinstance(shape, ir.ArrayShape) and any(
+        d and n != ir.UNBOUNDED for d, n in zip(shape.dynamic, shape.dims))
+
+
+def entry_result_buffers(v, shape):
+    """XLA:CPU's output convention for the entry's results of dynamic shapes: the buffer of the bounds'
+    size holding the elements of the dynamic sizes compact, in row-major order, at its start (an
+    `s32[<=3,<=4]` of sizes [2,3] comes back as s32[3,4] whose first 6 elements are the 2x3 values);
+    the rest of the buffer is undefined in XLA (uninitialized memory), zeros here.  Unbounded
+    dimensions keep their size."""
+    if isinstance(shape, ir.TupleShape):
+        return tuple(entry_result_buffers(x, s) for x, s in zip(v, shape.elements))
+    if not isinstance(shape, ir.ArrayShape) or not isinstance(v, np.ndarray):
+        return v
+    want = tuple(n if (d and n != ir.UNBOUNDED) else k for k, n, d in zip(v.shape, shape.dims, shape.dynamic))
+    if want == v.shape:
+        return v
+    out = np.zeros(want, v.dtype)
+    out.reshape(-1)[:v.size] = v.reshape(-1)
+    return out
 
 
 def module_has_dynamic(module: ir.Module) -> bool:
