@@ -5,21 +5,13 @@ dims, each in operand order.  The result element type is the instruction's (XLA'
 preferred_element_type); operands may be of different types.
 
 How each type computes (XLA:CPU's behaviour):
-  * f32, f64, c64, c128: BLAS through np.matmul on (batch, M, K) x (batch, K, N) views.  The summation
-    order differs from XLA:CPU's (Eigen/oneDNN), so results agree to a few ulps (rtol ~1e-6·sqrt(K)).
-  * c64, c128 in XLA:CPU's order where it was measured (complex_matmul): XLA:CPU gives every complex
-    dot to Eigen (complex types are left out of its LLVM IR dot emitters), whose kernel keeps four real
-    sums per result, Σ ar·br, Σ ai·bi, Σ ar·bi, Σ ai·br, each accumulated in k order with rounded
-    products (no fma), and returns (Σ ar·br − Σ ai·bi) + i(Σ ar·bi + Σ ai·br).  Measured bit for bit,
-    for results of at least 2 rows and K <= 300 (matrix and batch dots, transposed operands and real
-    operands converted to complex alike; tests/golden/complex_dot), by position in the result: every
-    row in the columns of full blocks (j < B·floor(N/B), B = 8 for c64 and 4 for c128, two AVX
-    registers of complex values); for c64 when K is a multiple of 8, the next block of 4 columns
-    (when 4 are left) too, the rows in full panels of 4 (i < 4·floor(M/4)) keeping each sum in two
-    accumulators (even and odd k) added at the end, the rows after them in one.  Those elements are
-    computed so; the rest stays BLAS's: the last columns (and that 4-column block for other K) follow
-    paths not identified, as do a one-row result (vector x matrix) and a K longer than 300 (blocked
-    somewhere between 300 and 600).
+  * f32, f64: BLAS through np.matmul on (batch, M, K) x (batch, K, N) views.  The summation order differs
+    from XLA:CPU's (Eigen/oneDNN), so results agree to a few ulps (rtol ~1e-6·sqrt(K)).
+  * c64, c128 in XLA:CPU's order (complex_matmul; ops/complex_dot.py): Eigen's gemm kernel (four real sums
+    per result, rounded products, no fma, accumulators by result position, K cut into Eigen's panels) for
+    results of 2 or more rows, Eigen's matrix x vector kernel for one row (vector x matrix), XLA's
+    multiply for K = 1.  Still BLAS's order: a 1 x 1 result (vector . vector, which XLA rewrites into a
+    reduce of products) and dots beyond EIGEN_ORDER_MAX_WORK.
   * bf16, f16, f8 types, f4: operands converted to f32, f32 accumulation, ONE rounding to the result
     type at the end.
   * integers: exact modular arithmetic — operands converted to the result type and multiplied with
@@ -44,6 +36,8 @@ import ml_dtypes
 import numpy as np
 
 from ..types import dtype_kind, from_dtype
+from . import complex_dot
+from .numerics import complex_multiply
 from .registry import error_at, kernel, unsupported
 
 
@@ -108,8 +102,11 @@ def dot_general(lhs: np.ndarray, rhs: np.ndarray, out_dtype, *,
     b = rhs.transpose(rperm).reshape(bsh)
     if fast:  # f32/f64/c64/c128 throughout: straight to BLAS
         with np.errstate(all="ignore"):  # inf * 0 -> NaN, as in XLA, without NumPy's warning
-            if K == 1:  # no sum: the plain product (BLAS would add it to +0 and lose a -0)
-                return np.multiply(a, b.reshape(b.shape[:-2] + (1, b.shape[-1]))).reshape(out_shape)
+            if K == 1:  # no sum: the plain product (BLAS would add it to +0 and lose a -0); XLA's multiply
+                bb = b.reshape(b.shape[:-2] + (1, b.shape[-1]))
+                if a.dtype.kind == "c":
+                    return complex_multiply(a, bb).reshape(out_shape)
+                return np.multiply(a, bb).reshape(out_shape)
             if a.dtype.kind == "c":
                 return complex_matmul(a, b).reshape(out_shape)
             return np.matmul(a, b).reshape(out_shape)
@@ -133,7 +130,9 @@ def dot_general(lhs: np.ndarray, rhs: np.ndarray, out_dtype, *,
                 r = np.matmul(ai, bi)  # wraps modulo 2**64; only the low bits matter
         return r.reshape(out_shape).astype(out_dtype)
     with np.errstate(all="ignore"):
-        if K == 1:
+        if K == 1 and np.dtype(cd).kind == "c":
+            r = complex_multiply(a.astype(cd, copy=False), b.astype(cd, copy=False))
+        elif K == 1:
             r = np.multiply(a.astype(cd, copy=False), b.astype(cd, copy=False))
         elif np.dtype(cd).kind == "c":
             r = complex_matmul(a.astype(cd, copy=False), b.astype(cd, copy=False))
@@ -149,55 +148,21 @@ def dot_general(lhs: np.ndarray, rhs: np.ndarray, out_dtype, *,
     return r.reshape(out_shape)
 
 
-# complex_matmul: XLA:CPU's (Eigen's) order where measured, up to this contraction length, and while the
-# sequential loop stays cheap (batch x M x N x K multiply-adds)
-EIGEN_ORDER_MAX_K = 300
-EIGEN_ORDER_MAX_WORK = 1 << 25
+# complex_matmul follows XLA:CPU's order up to this much work (batch x M x N x K multiply-adds, about 4 s of
+# CPU here), BLAS's beyond
+EIGEN_ORDER_MAX_WORK = 1 << 30
 
 
 def complex_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a @ b for complex (..., M, K) x (..., K, N) arrays of one type, with XLA:CPU's (Eigen's) summation
-    where it was measured (module docstring), BLAS's elsewhere."""
-    r = np.matmul(a, b)
+    """a @ b for complex (..., M, K) x (..., K, N) arrays of one type, K > 1, in XLA:CPU's order
+    (ops/complex_dot.py) where it is modelled, BLAS's elsewhere."""
     M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
-    if M < 2 or not 2 <= K <= EIGEN_ORDER_MAX_K or r.size * K > EIGEN_ORDER_MAX_WORK:
-        return r
-    block = 8 if a.dtype == np.complex64 else 4  # result columns in two AVX registers of complex values
-    mf = 4 * (M // 4)  # rows in full panels of 4
-    nb = block * (N // block)  # columns in full blocks ...
-    # ... then, for c64, one block of 4 columns (measured when K is a multiple of 8)
-    n4 = nb + 4 if block == 8 and N - nb >= 4 and K % 8 == 0 else nb
-    if nb == 0 and n4 == 0 and mf == M:
-        return r
-    one = _four_sums(a, b, 1)  # one accumulator per sum
-    r[..., :, :nb] = one[..., :, :nb]
-    if n4 > nb:
-        r[..., :mf, nb:n4] = _four_sums(a[..., :mf, :], b[..., nb:n4], 2)
-        r[..., mf:, nb:n4] = one[..., mf:, nb:n4]
-    return r
-
-
-def _four_sums(a: np.ndarray, b: np.ndarray, accumulators: int) -> np.ndarray:
-    """(Σ ar·br − Σ ai·bi) + i(Σ ar·bi + Σ ai·br), each sum in k order with rounded products (no fma),
-    split over `accumulators` partial sums by k mod accumulators, added at the end in that order."""
-    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
-    shape = np.broadcast_shapes(a.shape[:-1], b.shape[:-2] + (1,))[:-1] + (a.shape[-2], b.shape[-1])
-    parts = [[np.zeros(shape, ar.dtype) for _ in range(4)] for _ in range(accumulators)]
-    for k in range(a.shape[-1]):
-        rr, ii, ri, ir = parts[k % accumulators]
-        xr, xi = ar[..., :, k:k + 1], ai[..., :, k:k + 1]
-        yr, yi = br[..., k:k + 1, :], bi[..., k:k + 1, :]
-        rr += xr * yr
-        ii += xi * yi
-        ri += xr * yi
-        ir += xi * yr
-    rr, ii, ri, ir = parts[0]
-    for p in parts[1:]:
-        rr, ii, ri, ir = rr + p[0], ii + p[1], ri + p[2], ir + p[3]
-    out = np.empty(shape, a.dtype)
-    out.real = rr - ii
-    out.imag = ri + ir
-    return out
+    batch = math.prod(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    if (M == 1 and N == 1) or batch * M * N * K > EIGEN_ORDER_MAX_WORK:
+        return np.matmul(a, b)
+    if M == 1:
+        return complex_dot.gemv(a, b)
+    return complex_dot.gemm(a, b, complex_dot.k_plan(M, K, N, a.dtype))
 
 
 def _float_to_int(r: np.ndarray, dtype) -> np.ndarray:
