@@ -29,7 +29,7 @@ from . import ir
 from .diagnostics import HloError, format_bytes
 from .in_place import callee_marks, in_place_elements
 from .opcodes import called_computation_attrs, opcodes_where
-from .ops import excess_precision, load_all
+from .ops import dead_code, excess_precision, load_all
 from .ops.contraction import Plan as Contractions
 from .ops.dynamic import adapt_dynamic, entry_result_buffers, has_bounded_dynamic, module_has_dynamic
 from .ops.numerics import flush_denormals as _flush_denormals
@@ -673,6 +673,7 @@ class Executable:
                  device: Any = None, plan_code: Optional[dict] = None):
         load_all()
         module = excess_precision.rewrite(module)  # XLA:CPU reads a bf16 result as f32 unrounded
+        module = dead_code.rewrite(module)  # gte(tuple(...)) reads the operand: what XLA deletes never runs
         self.module = module
         self.options = options
         if computation is None:

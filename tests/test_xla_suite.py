@@ -4,6 +4,9 @@ result is undefined, what we answer instead.  The classes XLA:CPU gives a value 
 (tests/golden/xla_suite/, run by tests/test_golden.py)."""
 from __future__ import annotations
 
+from pathlib import Path
+
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -81,3 +84,49 @@ def test_compare_subnormal_results():
     assert compare_leaf(a, a.copy()).ok
     c = compare_leaf(a, np.array([5e-310, 1e-320]))
     assert not c.ok and "1 of 2 differ" in c.line
+
+
+# ---- FFT with a zero fft_length on an operand with elements (hlo_evaluator_test.cc, 1D_FFT_0_on_c64x1x1x1x1
+# and 3D_FFT_1x0x1_on_c64x1x1x1x1): XLA:CPU leaves its result buffer uninitialized (1.5e24+4.6e-41j seen);
+# XLA's HloEvaluator gives zeros, and so do we
+
+@pytest.mark.parametrize("lens", ["0", "1, 0, 1", "0, 1"])
+def test_fft_zero_length_transform_is_zeros(lens):
+    m = hlo_interp.parse(f"""HloModule Fft
+ENTRY main {{
+  operand = c64[1, 1, 1, 1] parameter(0)
+  ROOT fft = c64[1, 1, 1, 1] fft(operand), fft_type=FFT, fft_length={{{lens}}}
+}}""")
+    (out,) = hlo_interp.run(m, np.array([[[[42.24 + 24.42j]]]], np.complex64))
+    assert out.dtype == np.complex64 and out.shape == (1, 1, 1, 1)
+    np.testing.assert_array_equal(out, np.zeros((1, 1, 1, 1), np.complex64))
+
+
+def test_fft_other_length_mismatch_still_refused():
+    m = hlo_interp.parse("""HloModule Fft
+ENTRY main {
+  operand = c64[2, 3] parameter(0)
+  ROOT fft = c64[2, 3] fft(operand), fft_type=FFT, fft_length={4}
+}""")
+    with pytest.raises(HloError) as ei:
+        hlo_interp.run(m, np.zeros((2, 3), np.complex64))
+    assert (ei.value.line, ei.value.column) == (4, 8) and "fft_length={4}" in str(ei.value)
+
+
+# ---- a sort comparator reading its keys through scalar `bitcast-convert`s (spmd_partitioner_test.cc, a
+# TopK of bf16[2,209664]: over 60 s one comparison at a time); XLA:CPU's values: golden case
+# xla_suite/sort_comparator_bitcast_convert_bf16
+
+def test_sort_comparator_with_bitcast_convert_runs_on_arrays():
+    from hlo_interp.ops.sort import ComparatorSort
+    text = (Path(__file__).parent / "golden" / "xla_suite" / "sort_comparator_bitcast_convert_bf16"
+            / "before.hlo").read_text()
+    from hlo_interp.evaluator import EvalContext, make_options
+    from hlo_interp.ops import load_all
+    load_all()
+    m = hlo_interp.parse(text)
+    sorter = ComparatorSort(EvalContext(m, make_options()), "cmp", 2)
+    keys = np.array([[1.5, -2.0, 1.5, 0.0, -0.0]], np.float32).astype(ml_dtypes.bfloat16)
+    k, i = sorter([keys, np.array([[4, 3, 2, 1, 0]], np.int32)], 1)
+    np.testing.assert_array_equal(i, [[2, 4, 1, 0, 3]])  # descending, +0 before -0, ties by the s32 value
+    assert sorter.vc is not None  # still on whole arrays (a failure there falls back to one call per comparison)

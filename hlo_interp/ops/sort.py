@@ -27,7 +27,7 @@ in its partner run: about log2(n)^2 / 2 comparator evaluations (bench/sort_compa
 with an s32 iota: 0.07 s CPU when a guess passes, 0.6 s merged).  It is stable: the result equals a stable sort by the comparator (XLA:CPU's with is_stable=true).  With
 is_stable=false XLA leaves the order of equal elements unspecified (XLA:CPU's differs from the stable
 one); we return the stable order.  Comparators run on arrays also through `call`s of scalar
-computations (vectorized in turn), tuples, get-tuple-element and scalar reshape/broadcast/bitcast.
+computations (vectorized in turn), tuples, get-tuple-element and scalar reshape/broadcast/bitcast/bitcast-convert.
 Only a comparator whose instructions cannot run on arrays at all (a while loop, a non-elementwise
 opcode on non-scalars) is called once per comparison (functools.cmp_to_key, row by row).
 
@@ -135,7 +135,7 @@ class VectorComputation:
             for ins in comp.instructions:
                 if ins.opcode == "parameter":
                     continue
-                if ins.opcode == "bitcast":
+                if ins.opcode in ("bitcast", "bitcast-convert"):  # (its kernel reshapes to the scalar shape)
                     self.fns[ins.name] = self._bitcast(ins)
                     continue
                 if ins.opcode == "tuple":

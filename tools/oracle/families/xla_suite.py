@@ -158,6 +158,51 @@ ENTRY e {{ a = {T}[{dims}] parameter(0)
          compare=_F32_TOL if T == "f32" else {"rtol": 1e-12, "atol": 1e-12})
 
 
+
+# A get-tuple-element of a tuple reads the tuple's operand (XLA's tuple simplification), so what only
+# the unread elements need is dead and never runs: here a rng-bit-generator with an f32 state, which no
+# kernel takes (xla/tools/hlo_extractor_test.cc)
+case("dead_rng_bit_generator_f32_state", "xla/tools/hlo_extractor_test.cc", """HloModule m
+ENTRY e { p = f32[4] parameter(0)
+  r = (f32[4], f32[4]) rng-bit-generator(p), algorithm=rng_default
+  n = f32[4] negate(p)
+  t = ((f32[4], f32[4]), f32[4]) tuple(r, n)
+  g = f32[4] get-tuple-element(t), index=1
+  ROOT a = f32[4] multiply(g, p) }""", _f32(4))
+
+
+# FFT of an operand with no elements: an empty result, whatever fft_length says
+# (xla/hlo/evaluator/hlo_evaluator_test.cc, 1D_FFT_1_on_c64x1x1x1x0 and 3D_FFT_1x1x1_on_c64x0x1x0x1)
+for dims, lens in (((1, 1, 1, 0), (1,)), ((0, 1, 0, 1), (1, 1, 1)), ((3, 0), (4,))):
+    d = ",".join(map(str, dims))
+    case(f"fft_zero_elements_{'x'.join(map(str, dims))}", "xla/hlo/evaluator/hlo_evaluator_test.cc", f"""HloModule m
+ENTRY e {{ p = c64[{d}] parameter(0)
+  ROOT f = c64[{d}] fft(p), fft_type=FFT, fft_length={{{",".join(map(str, lens))}}} }}""",
+         np.zeros(dims, np.complex64))
+
+
+# A sort comparator that reads its bf16 keys through f32 `bitcast-convert`s (XLA's TopK comparator,
+# descending in the total order, ties by the s32 operand): evaluated on whole arrays, not one comparison
+# at a time (xla/service/spmd/spmd_partitioner_test.cc)
+_TOPK_CMP = """HloModule m
+cmp { a = bf16[] parameter(0)  ca = f32[] convert(a)  ia = s32[] bitcast-convert(ca)  z = s32[] constant(0)
+  na = pred[] compare(ia, z), direction=LT  mx = u32[] constant(2147483647)
+  ua = u32[] bitcast-convert(ca)  sa = u32[] subtract(mx, ua)  ja = s32[] bitcast-convert(sa)
+  ka = s32[] select(na, ja, ia)
+  b = bf16[] parameter(1)  cb = f32[] convert(b)  ib = s32[] bitcast-convert(cb)
+  nb = pred[] compare(ib, z), direction=LT  ub = u32[] bitcast-convert(cb)  sb = u32[] subtract(mx, ub)
+  jb = s32[] bitcast-convert(sb)  kb = s32[] select(nb, jb, ib)
+  gt = pred[] compare(ka, kb), direction=GT  lt = pred[] compare(kb, ka), direction=GT
+  eq = pred[] compare(gt, lt), direction=EQ
+  x = s32[] parameter(2)  y = s32[] parameter(3)  xy = pred[] compare(x, y), direction=LT
+  ROOT r = pred[] select(eq, xy, gt) }
+ENTRY e { k = bf16[2,3000] parameter(0)  i = s32[2,3000] parameter(1)
+  ROOT s = (bf16[2,3000], s32[2,3000]) sort(k, i), dimensions={1}, is_stable=true, to_apply=cmp }"""
+_k = (R.standard_normal((2, 3000)) * 3).astype(_BF)
+_k[0, :8] = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 0.0, -0.0], np.float32).astype(_BF)
+case("sort_comparator_bitcast_convert_bf16", "xla/service/spmd/spmd_partitioner_test.cc", _TOPK_CMP, _k,
+     R.permutation(6000).astype(np.int32).reshape(2, 3000))
+
 def declare() -> list[Decl]:
     return [Decl(FAMILY, cid, args, hlo=text, compare=compare, keep_after=False, extra={"xla_test_source": source})
             for cid, source, text, args, compare in CASES]
