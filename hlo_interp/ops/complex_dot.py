@@ -28,12 +28,20 @@ no FMA: 4 c64 or 2 c128 values per packet, P below), and measured against XLA:CP
 * gemv (M == 1, Eigen's matrix x vector): each column is a scalar-path sum over k in blocks (all K when
   K < 128, else 16 k per block when N·itemsize < 32000, else 4), each block's sum times alpha added to the
   result in order.
+* a 1 x 1 result (vector . vector, also per batch): XLA rewrites the dot into reduce(multiply(a, b)).  Up to 32
+  products the reduce loop is fused with the multiply and LLVM contracts both into the sum:
+  re += fma(ar, br, −ai·bi), im = fma(ai, br, fma(ar, bi, im)).  Longer, the products are XLA's complex
+  multiply (re = fma(ar, br, −ai·bi), im = fma(ai, br, ar·bi)), which XLA's tree reduction rewriter sums in
+  windows of 32 (zero padding split evenly, the extra one after), again while more than 32 partial sums
+  are left, then one sequential sum; every sum starts at +0 and adds in order.
 The thread count and the cache sizes are the measuring machine's (2 threads, L1 48 KiB, L2 2 MiB, L3 large):
 XLA:CPU on other machines may cut K elsewhere for large dots (THREADS, L1_BYTES ... below).
 """
 from __future__ import annotations
 
 import numpy as np
+
+from .numerics import complex_multiply, fma
 
 # The measuring machine: XLA's intra-op pool size and the cache sizes Eigen reads (cpuid)
 THREADS = 2
@@ -145,25 +153,31 @@ def _panels(k0: int, k1: int, kc: int) -> list[range]:
     return [range(k, min(k1, k + kc)) for k in range(k0, k1, kc)]
 
 
-def k_plan(M: int, K: int, N: int, dtype) -> list[list[range]]:
-    """How Eigen cuts the contraction of our M x K x N dot (Eigen m = N, n = M): a list of k blocks, each a
-    list of panels.  One block but when the contraction is sharded over k: then each block is computed
-    into its own buffer (its panels of the threaded kc) and the buffers are added in order."""
+def _ceil(x: int, y: int) -> int:
+    return -(-x // y)
+
+
+def k_plan(M: int, K: int, N: int, dtype) -> tuple[list[list[range]], int]:
+    """How Eigen cuts our M x K x N dot (Eigen m = N, n = M): (k blocks, column block).  The k blocks: one,
+    but when the contraction is sharded over k (then each block is computed into its own buffer and the
+    buffers are added in order), each a list of panels of kc.  The column block: Eigen's bm, the width of
+    the result column blocks the kernel runs on one by one (N when not cut)."""
     P = _packet(dtype)
     esize = np.dtype(dtype).itemsize
     t = _threads(N, M, K, P, esize)
-    if t == 0:  # EvalShardedByInnerDimContext: blocks of about K / THREADS (multiples of 8)
-        bs = min(K, max(12 * P, -(-(-(-K // THREADS)) // 8) * 8))
-        starts = list(range(0, K, bs))
-        t_blocks = len(starts)
+    if t == 0:  # EvalShardedByInnerDimContext: blocks of ceil(K / THREADS) rounded up to 8, at least 12 P
+        bs = min(K, max(12 * P, _ceil(_ceil(K, THREADS), 8) * 8))
+        starts = range(0, K, bs)
         out = []
         for k0 in starts:
             k1 = min(K, k0 + bs)
-            kc = _threaded_kc(k1 - k0, P, esize) if t_blocks > 1 else _sequential_kc(k1 - k0, N, M, P, esize)
+            kc = _threaded_kc(k1 - k0, P, esize) if len(starts) > 1 else _sequential_kc(k1 - k0, N, M, P, esize)
             out.append(_panels(k0, k1, kc))
-        return out
-    kc = _threaded_kc(K, P, esize) if t > 1 else _sequential_kc(K, N, M, P, esize)
-    return [_panels(0, K, kc)]
+        return out, N  # the column blocks of each buffer's evaluation are multiples of 2P: no effect
+    if t > 1:  # EvalParallelContext: blocks bm x bn x bk
+        bm, _, bk = _blocking_mn(K, N, M, t, P, esize, _shard_by_col(N, M, t))
+        return [_panels(0, K, bk)], bm
+    return [_panels(0, K, _sequential_kc(K, N, M, P, esize))], N  # mc: a multiple of 2P
 
 
 # --------------------------------------------------------------------------------------------------
@@ -222,26 +236,31 @@ def _add_alpha(re, im, t_re, t_im):
     return re + (t_re * one - t_im * zero), im + (t_re * zero + t_im * one)
 
 
-def gemm(a: np.ndarray, b: np.ndarray, plan: list[list[range]]) -> np.ndarray:
-    """(..., M, K) x (..., K, N) complex, M > 1: Eigen's gebp order (module docstring)."""
-    M, K = a.shape[-2:]
+def gemm(a: np.ndarray, b: np.ndarray, plan: tuple[list[list[range]], int]) -> np.ndarray:
+    """(..., M, K) x (..., K, N) complex, M > 1: Eigen's gebp order (module docstring); plan from k_plan."""
+    blocks, col_block = plan
+    M = a.shape[-2]
     N = b.shape[-1]
     P = _packet(a.dtype)
     ar, ai, br, bi = a.real, a.imag, b.real, b.imag
     shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (M, N)
-    c2 = 2 * P * (N // (2 * P))  # 2-packet panels
-    c1 = c2 + P * ((N - c2) // P)  # one packet
-    ch = c1 + (P // 2) * ((N - c1) // (P // 2)) if P > 2 else c1 + (N - c1)  # half packet (c64: 2; c128: 1)
     m4 = 4 * (M // 4)
-    regions = [  # rows, columns, how
-        (slice(0, M), slice(0, c2), "one"),
-        (slice(0, m4), slice(c2, ch), "two"),
-        (slice(m4, M), slice(c2, ch), "one"),
-        (slice(0, m4), slice(ch, N), "four"),
-        (slice(m4, M), slice(ch, N), "scalar"),
-    ]
+    regions = []  # rows, columns, how
+    for j0 in range(0, N, col_block):
+        n = min(N, j0 + col_block) - j0
+        c2 = 2 * P * (n // (2 * P))  # 2-packet panels
+        c1 = c2 + P * ((n - c2) // P)  # one packet
+        ch = c1 + (P // 2) * ((n - c1) // (P // 2)) if P > 2 else n  # half packet (c64: 2; c128: 1)
+        c2, c1, ch, n = j0 + c2, j0 + c1, j0 + ch, j0 + n
+        regions += [
+            (slice(0, M), slice(j0, c2), "one"),
+            (slice(0, m4), slice(c2, ch), "two"),
+            (slice(m4, M), slice(c2, ch), "one"),
+            (slice(0, m4), slice(ch, n), "four"),
+            (slice(m4, M), slice(ch, n), "scalar"),
+        ]
     total = None
-    for panels in plan:
+    for panels in blocks:
         re, im = _block(ar, ai, br, bi, shape, regions, panels)
         total = (re, im) if total is None else (total[0] + re, total[1] + im)
     out = np.empty(shape, a.dtype)
@@ -290,3 +309,43 @@ def gemv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     out.real = re
     out.imag = im
     return out
+
+
+def vdot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(..., 1, K) x (..., K, 1) complex: XLA's reduce of products (module docstring)."""
+    K = a.shape[-1]
+    x = a[..., 0, :]
+    y = b[..., :, 0]
+    x, y = np.broadcast_arrays(x, y)
+    ft = x.real.dtype
+    if K <= 32:
+        ar, ai, br, bi = x.real, x.imag, y.real, y.imag
+        re = np.zeros(x.shape[:-1], ft)
+        im = np.zeros(x.shape[:-1], ft)
+        for k in range(K):
+            re = re + fma(ar[..., k], br[..., k], -(ai[..., k] * bi[..., k]))
+            im = fma(ai[..., k], br[..., k], fma(ar[..., k], bi[..., k], im))
+        parts = (re, im)
+    else:
+        p = complex_multiply(x, y)
+        re, im = p.real, p.imag
+        while re.shape[-1] > 32:
+            n = re.shape[-1]
+            w = -(-n // 32)
+            lo = (32 * w - n) // 2
+            pad = [(0, 0)] * (re.ndim - 1) + [(lo, 32 * w - n - lo)]
+            re = _window_sums(np.pad(re, pad).reshape(re.shape[:-1] + (w, 32)))
+            im = _window_sums(np.pad(im, pad).reshape(im.shape[:-1] + (w, 32)))
+        parts = (_window_sums(re), _window_sums(im))
+    out = np.empty(x.shape[:-1] + (1, 1), a.dtype)
+    out.real = parts[0][..., None, None]
+    out.imag = parts[1][..., None, None]
+    return out
+
+
+def _window_sums(v: np.ndarray) -> np.ndarray:
+    """sequential sums over the last axis, from +0"""
+    s = np.zeros(v.shape[:-1], v.dtype)
+    for k in range(v.shape[-1]):
+        s = s + v[..., k]
+    return s

@@ -36,6 +36,11 @@ computations of optimized dumps alike):
     acc = fma(a, b, acc) (an f16 fma: f32, rounded to f16) in XLA:CPU's order (ops/reduce.py).  A
     longer reduce is first rewritten into reduce-windows (TreeReductionRewriter) and the product is
     then materialized: not contracted.
+  * Complex (c64/c128) products are always contracted (numerics.complex_multiply); two placements are
+    measured apart: a multiply whose second operand is a broadcast constant along the result's innermost
+    dimension fuses the other product into the imaginary part (InvariantComplexMultiply), and an add-reduce
+    of a single-use complex product over dimensions of at most 32 elements accumulates both parts with
+    fmas (ComplexReduceContraction): the forms XLA makes of complex dots with K = 1 and of vector . vector.
 Not modelled (known gaps, the first two with strict-xfail cases): XLA inlines `call`s and fuses across
 them (a multiply passed to a called computation's add is contracted there); a product with several
 users that XLA duplicates into each user's fusion (then every copy with one use contracts); an f32/f64
@@ -122,12 +127,93 @@ class ReduceContraction:
         return run
 
 
+@dataclass(frozen=True)
+class ComplexReduceContraction:
+    """A c64/c128 add-reduce `ins` of a single-use product `multiply` over dimensions of at most 32
+    elements: XLA fuses the product into the reduction loop, which accumulates in order from the init
+    value with re += fma(ar, br, -ai*bi) and im = fma(ai, br, fma(ar, bi, im)) (measured: the dot of a
+    vector by a vector, which XLA rewrites into this reduce)."""
+    ins: ir.Instruction
+    multiply: ir.Instruction
+    chain = ()
+
+    @property
+    def operands(self) -> tuple[str, str, str]:
+        return (self.multiply.operands[0], self.multiply.operands[1], self.ins.operands[1])
+
+    def kernel(self, ctx) -> Callable:
+        dims = tuple(sorted(self.ins.attrs["dimensions"]))
+        dtype = self.ins.shape.element_type.dtype
+
+        def run(a, b, init):
+            a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+            keep = [d for d in range(a.ndim) if d not in dims]
+            shape = tuple(a.shape[d] for d in keep)
+            a = a.transpose(keep + list(dims)).reshape(shape + (-1,))  # reduced dims last, row-major
+            b = b.transpose(keep + list(dims)).reshape(shape + (-1,))
+            init = np.asarray(init, dtype)
+            re = np.full(shape, init.real)
+            im = np.full(shape, init.imag)
+            fma = nx.fma_of(re.dtype)
+            ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+            with np.errstate(all="ignore"):
+                for k in range(a.shape[-1]):
+                    re = re + fma(ar[..., k], br[..., k], -(ai[..., k] * bi[..., k]))
+                    im = fma(ai[..., k], br[..., k], fma(ar[..., k], bi[..., k], im))
+            out = np.empty(shape, dtype)
+            out.real = re
+            out.imag = im
+            return out
+        return run
+
+
+@dataclass(frozen=True)
+class InvariantComplexMultiply:
+    """A c64/c128 multiply whose second operand is a broadcast that does not vary along the innermost
+    (non-degenerate) dimension of the result: LLVM contracts the imaginary part the other way round
+    (numerics.complex_multiply's y_invariant; measured on the multiplies XLA makes of dots with K = 1)."""
+    ins: ir.Instruction
+    chain = ()
+
+    @property
+    def multiply(self) -> ir.Instruction:
+        return self.ins
+
+    @property
+    def operands(self) -> tuple[str, ...]:
+        return tuple(self.ins.operands)
+
+    def kernel(self, ctx) -> Callable:
+        def run(x, y):
+            return nx.complex_multiply(x, y, y_invariant=True)
+        return run
+
+
+def _invariant_multiply(ins: ir.Instruction, by_name: dict) -> bool:
+    """Whether complex multiply `ins`'s operand 1 is a broadcast constant along the result's innermost
+    dimension of more than one element (a result of one element: no loop, the usual contraction)."""
+    y = by_name.get(ins.operands[1]) if len(ins.operands) == 2 else None
+    s = ins.shape
+    if y is None or y.opcode != "broadcast" or not isinstance(s, ir.ArrayShape):
+        return False
+    inner = [d for d in range(len(s.dims)) if s.dims[d] > 1]
+    return bool(inner) and inner[-1] not in tuple(y.attrs.get("dimensions", ()))
+
+
 def _float_type(ins: ir.Instruction) -> Optional[str]:
     s = ins.shape
     if not isinstance(s, ir.ArrayShape) or any(s.dynamic):
         return None
     name = s.element_type.name
     return name if name in _CONTRACTED_TYPES else None
+
+
+def _complex_type(ins: ir.Instruction) -> Optional[str]:
+    s = ins.shape
+    if not isinstance(s, ir.ArrayShape) or any(s.dynamic):
+        return None
+    name = s.element_type.name
+    return name if name in ("c64", "c128") else None
 
 
 def _size(shape) -> int:
@@ -165,7 +251,7 @@ def contractions(comp: ir.Computation, module: Optional[ir.Module] = None) -> di
         for o in ins.operands:
             uses[o] = uses.get(o, 0) + 1
         if (ins.opcode in ("add", "subtract") and len(ins.operands) == 2) or \
-                (ins.opcode == "reduce" and len(ins.operands) == 2):
+                (ins.opcode in ("reduce", "multiply") and len(ins.operands) == 2):
             candidates.append(ins)
     if not candidates:
         return {}
@@ -173,7 +259,22 @@ def contractions(comp: ir.Computation, module: Optional[ir.Module] = None) -> di
     uses[root.name] = uses.get(root.name, 0) + 1
     invariant = _loop_invariance(comp, by_name)
     found: dict[str, Contraction] = {}
+    complex_multiplies = []
     for ins in candidates:
+        ct = _complex_type(ins)
+        if ct is not None:
+            if ins.opcode == "reduce":
+                x = by_name.get(ins.operands[0])
+                if x is not None and x.opcode == "multiply" and uses.get(x.name) == 1 and \
+                        _complex_type(x) == ct and not invariant(x) and _adds(module, ins) and \
+                        all(d < len(x.shape.dims) and x.shape.dims[d] <= TREE_WINDOW
+                            for d in ins.attrs.get("dimensions", ())):
+                    found[ins.name] = ComplexReduceContraction(ins, x)
+            elif ins.opcode == "multiply":
+                complex_multiplies.append(ins)
+            continue
+        if ins.opcode == "multiply":
+            continue
         t = _float_type(ins)
         if t is None:
             continue
@@ -198,6 +299,10 @@ def contractions(comp: ir.Computation, module: Optional[ir.Module] = None) -> di
                     break  # hoisted out of the loop on its own
                 found[ins.name] = Contraction(ins, position, x, tuple(reversed(chain)))
                 break
+    fused_products = {c.multiply.name for c in found.values()}
+    for ins in complex_multiplies:
+        if ins.name not in fused_products and _invariant_multiply(ins, by_name):
+            found[ins.name] = InvariantComplexMultiply(ins)
     return found
 
 

@@ -9,9 +9,9 @@ How each type computes (XLA:CPU's behaviour):
     from XLA:CPU's (Eigen/oneDNN), so results agree to a few ulps (rtol ~1e-6·sqrt(K)).
   * c64, c128 in XLA:CPU's order (complex_matmul; ops/complex_dot.py): Eigen's gemm kernel (four real sums
     per result, rounded products, no fma, accumulators by result position, K cut into Eigen's panels) for
-    results of 2 or more rows, Eigen's matrix x vector kernel for one row (vector x matrix), XLA's
-    multiply for K = 1.  Still BLAS's order: a 1 x 1 result (vector . vector, which XLA rewrites into a
-    reduce of products) and dots beyond EIGEN_ORDER_MAX_WORK.
+    results of 2 or more rows, Eigen's matrix x vector kernel for one row (vector x matrix), XLA's reduce of
+    products for a 1 x 1 result (vector . vector), XLA's multiply for K = 1.  BLAS's order only for dots
+    beyond EIGEN_ORDER_MAX_WORK.
   * bf16, f16, f8 types, f4: operands converted to f32, f32 accumulation, ONE rounding to the result
     type at the end.
   * integers: exact modular arithmetic — operands converted to the result type and multiplied with
@@ -104,8 +104,9 @@ def dot_general(lhs: np.ndarray, rhs: np.ndarray, out_dtype, *,
         with np.errstate(all="ignore"):  # inf * 0 -> NaN, as in XLA, without NumPy's warning
             if K == 1:  # no sum: the plain product (BLAS would add it to +0 and lose a -0); XLA's multiply
                 bb = b.reshape(b.shape[:-2] + (1, b.shape[-1]))
-                if a.dtype.kind == "c":
-                    return complex_multiply(a, bb).reshape(out_shape)
+                if a.dtype.kind == "c":  # XLA: multiply(a, broadcast(b)); b invariant when N == 1
+                    inv = bb.shape[-1] == 1 and a.shape[-2] > 1
+                    return complex_multiply(a, bb, y_invariant=inv).reshape(out_shape)
                 return np.multiply(a, bb).reshape(out_shape)
             if a.dtype.kind == "c":
                 return complex_matmul(a, b).reshape(out_shape)
@@ -131,7 +132,8 @@ def dot_general(lhs: np.ndarray, rhs: np.ndarray, out_dtype, *,
         return r.reshape(out_shape).astype(out_dtype)
     with np.errstate(all="ignore"):
         if K == 1 and np.dtype(cd).kind == "c":
-            r = complex_multiply(a.astype(cd, copy=False), b.astype(cd, copy=False))
+            inv = b.shape[-1] == 1 and a.shape[-2] > 1
+            r = complex_multiply(a.astype(cd, copy=False), b.astype(cd, copy=False), y_invariant=inv)
         elif K == 1:
             r = np.multiply(a.astype(cd, copy=False), b.astype(cd, copy=False))
         elif np.dtype(cd).kind == "c":
@@ -158,8 +160,10 @@ def complex_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     (ops/complex_dot.py) where it is modelled, BLAS's elsewhere."""
     M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
     batch = math.prod(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
-    if (M == 1 and N == 1) or batch * M * N * K > EIGEN_ORDER_MAX_WORK:
+    if batch * M * N * K > EIGEN_ORDER_MAX_WORK:
         return np.matmul(a, b)
+    if M == 1 and N == 1:
+        return complex_dot.vdot(a, b)
     if M == 1:
         return complex_dot.gemv(a, b)
     return complex_dot.gemm(a, b, complex_dot.k_plan(M, K, N, a.dtype))

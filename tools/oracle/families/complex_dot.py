@@ -7,6 +7,7 @@ with a tolerance on those leaves' texts only where named; the others byte for by
 """
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from ..core import Decl
@@ -74,6 +75,79 @@ ENTRY e {{
   b = {t}[{k},{n}] parameter(1)
   ROOT r = {t}[{m},{n}] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
 }}""", a, b)
+
+
+# Every path XLA:CPU takes for complex dots (hlo_interp/ops/complex_dot.py), from a second stream so that
+# the cases above keep their inputs
+rng2 = np.random.default_rng(910)
+
+
+def cplx2(shape, t):
+    return (rng2.standard_normal(shape) + 1j * rng2.standard_normal(shape)).astype(_TYPES[t])
+
+
+def dot_case(name, t, ashape, bshape, dims, out_shape, a=None, b=None, pre=""):
+    a = cplx2(ashape, t) if a is None else a
+    b = cplx2(bshape, t) if b is None else b
+    at = {np.dtype(np.complex64): "c64", np.dtype(np.complex128): "c128", np.dtype(np.float32): "f32",
+          np.dtype(np.float64): "f64", np.dtype(np.int32): "s32"}.get(a.dtype, "bf16")
+    bt = {np.dtype(np.complex64): "c64", np.dtype(np.complex128): "c128", np.dtype(np.float32): "f32",
+          np.dtype(np.float64): "f64", np.dtype(np.int32): "s32"}.get(b.dtype, "bf16")
+    lines = [f"  a = {at}[{_dims(ashape)}] parameter(0)", f"  b = {bt}[{_dims(bshape)}] parameter(1)"]
+    x, y = "a", "b"
+    if at != t:
+        lines.append(f"  ac = {t}[{_dims(ashape)}] convert(a)")
+        x = "ac"
+    if bt != t:
+        lines.append(f"  bc = {t}[{_dims(bshape)}] convert(b)")
+        y = "bc"
+    lines.append(f"  ROOT r = {t}[{_dims(out_shape)}] dot({x}, {y}), {dims}")
+    case(name, "HloModule m\nENTRY e {\n" + "\n".join(lines) + "\n}", a, b)
+
+
+_MM = "lhs_contracting_dims={1}, rhs_contracting_dims={0}"
+for t in ("c64", "c128"):
+    # result columns and rows off the kernel's blocks (last columns: one/half packet, the single last
+    # column's four accumulators and scalar products)
+    for (m, k, n) in ((5, 7, 3), (13, 19, 15), (9, 13, 11), (7, 5, 31), (6, 9, 2), (3, 3, 3), (2, 2, 2)):
+        dot_case(f"blocks_{t}_{m}x{k}x{n}", t, (m, k), (k, n), _MM, (m, n))
+    # contraction lengths: K = 1 is XLA's multiply; K > kc is cut into Eigen's panels
+    for (m, k, n) in ((6, 1, 11), (6, 2, 11), (6, 7, 11), (6, 300, 11), (6, 301, 11), (6, 500, 11), (6, 1000, 11),
+                      (5, 3000, 9), (9, 1, 1)):
+        dot_case(f"k_{t}_{m}x{k}x{n}", t, (m, k), (k, n), _MM, (m, n))
+    # vector x matrix (Eigen's gemv, blocks of 16 k from K = 128), matrix x vector, vector . vector
+    # (XLA's reduce of products: fused up to 32, tree-reduced in windows of 32 beyond)
+    for (m, k, n) in ((1, 7, 17), (1, 300, 17), (19, 300, 1), (1, 7, 1), (1, 32, 1), (1, 33, 1), (1, 1001, 1),
+                      (1, 3000, 1)):
+        dot_case(f"vector_{t}_{m}x{k}x{n}", t, (m, k), (k, n), _MM, (m, n))
+    dot_case(f"vector_rank1_{t}_40", t, (40,), (40,), "lhs_contracting_dims={0}, rhs_contracting_dims={0}", ())
+    dot_case(f"vector_rank1_{t}_40x9", t, (40,), (40, 9), "lhs_contracting_dims={0}, rhs_contracting_dims={0}",
+             (9,))
+    # batch dimensions (a matrix per batch element: gemm, gemv, reduce), several contracting / free dims
+    _B = "lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}"
+    dot_case(f"batch_{t}_4x5x33x7", t, (4, 5, 33), (4, 33, 7), _B, (4, 5, 7))
+    dot_case(f"batch_{t}_4x1x9x3", t, (4, 1, 9), (4, 9, 3), _B, (4, 1, 3))
+    dot_case(f"batch_{t}_4x9x9x1", t, (4, 9, 9), (4, 9, 1), _B, (4, 9, 1))
+    dot_case(f"batch_{t}_4x1x100x1", t, (4, 1, 100), (4, 100, 1), _B, (4, 1, 1))
+    dot_case(f"contracting2_{t}", t, (4, 3, 5), (3, 5, 6), "lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}",
+             (4, 6))
+    dot_case(f"free2_{t}", t, (2, 3, 8), (8, 5), "lhs_contracting_dims={2}, rhs_contracting_dims={0}", (2, 3, 5))
+    # operands converted from real and integer types (the issue's texts: f32/bf16/int converted, then dot)
+    real = (np.float32, ml_dtypes.bfloat16) if t == "c64" else (np.float64, np.float32)
+    for r in real + (np.int32,):
+        rn = np.dtype(r).name
+        ra = rng2.integers(-50, 50, (7, 40)).astype(r) if r is np.int32 else rng2.standard_normal((7, 40)).astype(r)
+        rb = rng2.integers(-50, 50, (40, 13)).astype(r) if r is np.int32 else rng2.standard_normal((40, 13)).astype(r)
+        dot_case(f"converted_{rn}_{t}_7x40x13", t, (7, 40), (40, 13), _MM, (7, 13), a=ra, b=rb)
+    # inf, NaN, signed zeros: alpha's complex product turns an infinite component's partner into NaN
+    e = cplx2((9, 13), t)
+    e[0, 0], e[1, 3], e[2, 5], e[3, 1] = np.inf, complex(0, -np.inf), np.nan, complex(-0.0, -0.0)
+    dot_case(f"edges_{t}_9x13x11", t, (9, 13), (13, 11), _MM, (9, 11), a=e)
+# Eigen's cost model runs these on 2 threads (kc 320; for c64 (31, 321, 72) result columns in blocks of
+# 36) or shards K over the threads (buffers added at the end)
+for t, (m, k, n) in (("c64", (31, 321, 72)), ("c64", (44, 400, 44)), ("c128", (27, 321, 40)),
+                     ("c128", (28, 400, 33))):
+    dot_case(f"threads_{t}_{m}x{k}x{n}", t, (m, k), (k, n), _MM, (m, n))
 
 
 def declare() -> list[Decl]:
