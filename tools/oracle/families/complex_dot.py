@@ -150,5 +150,27 @@ for t, (m, k, n) in (("c64", (31, 321, 72)), ("c64", (44, 400, 44)), ("c128", (2
     dot_case(f"threads_{t}_{m}x{k}x{n}", t, (m, k), (k, n), _MM, (m, n))
 
 
+# transpose(dot(a, b)) of the last two dimensions: XLA computes dot(b, a) (its algebraic simplifier), unless
+# the dot has another user or the transpose only moves a dimension of 1 (a reshape)
+for t in ("c64", "c128"):
+    for name, (ash, bsh, ds, dims, tsh, perm, root) in {
+            "transposed_result": ((13, 20), (20, 11), (13, 11), _MM, (11, 13), "1,0", "t"),
+            "transposed_result_batch": ((3, 13, 20), (3, 20, 11), (3, 13, 11),
+                                        "lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, "
+                                        "rhs_contracting_dims={1}", (3, 11, 13), "0,2,1", "t"),
+            "transposed_result_shared": ((13, 20), (20, 11), (13, 11), _MM, (11, 13), "1,0", "both"),
+            "transposed_result_row": ((1, 20), (20, 11), (1, 11), _MM, (11, 1), "1,0", "t")}.items():
+        root_line = (f"  ROOT t = {t}[{_dims(tsh)}] transpose(d), dimensions={{{perm}}}" if root == "t" else
+                     f"  t = {t}[{_dims(tsh)}] transpose(d), dimensions={{{perm}}}\n"
+                     f"  ROOT r = ({t}[{_dims(tsh)}], {t}[{_dims(ds)}]) tuple(t, d)")
+        case(f"{name}_{t}", f"""HloModule m
+ENTRY e {{
+  a = {t}[{_dims(ash)}] parameter(0)
+  b = {t}[{_dims(bsh)}] parameter(1)
+  d = {t}[{_dims(ds)}] dot(a, b), {dims}
+{root_line}
+}}""", cplx2(ash, t), cplx2(bsh, t))
+
+
 def declare() -> list[Decl]:
     return list(CASES)
