@@ -1,5 +1,6 @@
-"""get-/set-dimension-size and dynamic-reshape: XLA:CPU cases in tests/golden/dynamic_shape/
-(tools/make_misc_vectors.py, run by tests/test_golden.py), the spec's worked example EX-36, error cases."""
+"""get-/set-dimension-size, dynamic-reshape and dynamic sizes through other ops: XLA:CPU cases in
+tests/golden/dynamic_shape/ (tools/make_misc_vectors.py, run by tests/test_golden.py), the spec's worked
+example EX-36, error cases (ops XLA's dynamic dimension inference has no rule for)."""
 from __future__ import annotations
 
 import numpy as np
@@ -106,3 +107,49 @@ ENTRY e {
 }"""
     with pytest.raises(HloError, match="dimension 1 is out of range"):
         _run1(text, np.ones(8, np.float32))
+
+
+# --------------------------------------------------------------------------------------------------
+# What XLA's dynamic dimension inference has no rule for is a located error, never a silent answer
+
+_DYN_ERR = """HloModule m
+add {{ a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }}
+lt {{ a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT c = pred[] compare(a, b), direction=LT }}
+ENTRY e {{
+  p = f32[4,3] parameter(0)
+  n = s32[] parameter(1)
+  d = f32[<=4,3] set-dimension-size(p, n), dimensions={{0}}
+  z = f32[] constant(0)
+  {body}
+}}"""
+
+
+@pytest.mark.parametrize("body,match", [
+    # XLA:CPU refuses these too ("Asked to propagate a dynamic dimension ... which is not implemented")
+    ("ROOT r = f32[<=4,3] all-reduce(d), to_apply=add", r"unsupported opcode 'all-reduce'.*operand 0 "
+                                                         r"\(f32\[<=4,3\]\) has a dynamic dimension"),
+    ("ROOT r = f32[3,<=4] bitcast(d)", "unsupported opcode 'bitcast'"),
+    ("i = s32[] constant(0)\n  ROOT r = f32[<=4,2] dynamic-slice(d, i, i), dynamic_slice_sizes={3,2}",
+     "a slice of 3 of the dynamic dimension 0"),
+    ("k = f32[2,3] parameter(2)\n  d3 = f32[<=4,3,1] reshape(d)\n  k3 = f32[2,1,1] broadcast(z), dimensions={}\n"
+     "  ROOT r = f32[<=3,3,1] convolution(d3, k3), window={size=2}, dim_labels=0bf_0io->0bf",
+     "dynamic operand dimension 0"),
+    ("s = f32[2,3] parameter(2)\n  ROOT r = f32[<=4,3] select-and-scatter(d, s, z), window={size=2x1 stride=2x1}, "
+     "select=lt, scatter=add", "select other than compare"),
+])
+def test_unmodelled_dynamic_operands_are_located_errors(body, match):
+    text = _DYN_ERR.format(body=body)
+    args = [np.ones((4, 3), np.float32), np.int32(2)]
+    if "parameter(2)" in body:
+        args.append(np.ones((2, 3), np.float32))
+    with pytest.raises(HloError, match=match) as e:
+        _run1(text, *args)
+    assert f":{8 + body.count(chr(10)) + 1}:" in str(e.value)  # at the instruction's line
+
+
+def test_negative_window_size_refused():
+    # XLA:CPU crashes on it (a reduce-window of a size-0 dimension with a window of 2 gives size -1)
+    text = _DYN_ERR.format(body="ROOT r = f32[<=3,3] reduce-window(d, z), window={size=2x1}, to_apply=add")
+    _run1(text, np.ones((4, 3), np.float32), np.int32(1))  # size 0: fine
+    with pytest.raises(HloError, match="makes a dynamic size negative"):
+        _run1(text, np.ones((4, 3), np.float32), np.int32(0))

@@ -411,6 +411,135 @@ ENTRY main {
   ROOT t = (s32[3,2], s32[2]) tuple(s, se)
 }""", rnd((6, 2), np.int32, -50, 50), np.int32(2))
 
+# dynamic sizes through indexing, windows, convolution, elementwise ops and control flow: each `rK` of a
+# body is returned with its two get-dimension-sizes; XLA:CPU's buffer of rK holds size0 x size1 defined
+# elements (outputs 3K+1 and 3K+2 give them), the rest is uninitialized memory
+_DYN2 = """HloModule dyn2
+add {{ a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }}
+ge {{ a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT c = pred[] compare(a, b), direction=GE }}
+ENTRY main {{
+  p = f32[4,3] parameter(0)
+  n = s32[] parameter(1)
+  i = s32[] parameter(2)
+  d = f32[<=4,3] set-dimension-size(p, n), dimensions={{0}}
+  z = f32[] constant(0)
+  {params}
+  {body}
+  ROOT t = tuple({outs})
+}}"""
+
+
+def dyn2(cid, params, body, nres, *args):
+    outs = []
+    gds = []
+    for k in range(nres):
+        gds.append(f"g{k}0 = s32[] get-dimension-size(r{k}), dimensions={{0}}\n  "
+                   f"g{k}1 = s32[] get-dimension-size(r{k}), dimensions={{1}}")
+        outs += [f"r{k}", f"g{k}0", f"g{k}1"]
+    text = _DYN2.format(params="\n  ".join(params), body=body + "\n  " + "\n  ".join(gds), outs=", ".join(outs))
+    hcase(cid, text, *args, defined={3 * k: (3 * k + 1, 3 * k + 2) for k in range(nres)})
+
+
+for _n in (2, 3):
+    for _i in (1, 3):
+        _p = rndf((4, 3), np.float32)
+        dyn2(f"dynamic_infer_indexing_n{_n}_i{_i}", [
+            "idx = s32[2,1] parameter(3)", "u = f32[4,1] parameter(4)", "ii = s32[3,1] parameter(5)",
+            "uu = f32[1,2,3] parameter(6)", "si = s32[1,1] parameter(7)"],
+            """r0 = f32[<=4,2] dynamic-slice(d, i, i), dynamic_slice_sizes={4,2}
+  r1 = f32[2,2] dynamic-slice(d, i, i), dynamic_slice_sizes={2,2}
+  r2 = f32[<=4,3] dynamic-update-slice(d, u, i, i)
+  r3 = f32[2,<=4] gather(d, idx), offset_dims={1}, collapsed_slice_dims={1}, start_index_map={1}, index_vector_dim=1, slice_sizes={4,1}
+  m = s32[] constant(2)
+  id2 = s32[<=3,1] set-dimension-size(ii, m), dimensions={0}
+  r4 = f32[<=3,3] gather(p, id2), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}
+  r5 = f32[<=4,3] scatter(d, si, uu), update_window_dims={1,2}, inserted_window_dims={}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add""",
+            6, _p, np.int32(_n), np.int32(_i), np.array([[_i], [0]], np.int32), rndf((4, 1), np.float32),
+            np.array([[3], [_i], [0]], np.int32), rndf((1, 2, 3), np.float32), np.array([[_i - 1]], np.int32))
+    dyn2(f"dynamic_infer_windows_n{_n}", ["s0 = f32[2,3] parameter(3)", "k = f32[3,2] parameter(4)"],
+         """r0 = f32[<=3,3] reduce-window(d, z), window={size=2x1}, to_apply=add
+  r1 = f32[<=2,3] reduce-window(d, z), window={size=2x1 stride=2x1}, to_apply=add
+  r2 = f32[<=4,3] reduce-window(d, z), window={size=3x1 pad=1_1x0_0}, to_apply=add
+  one = s32[] constant(1)
+  sd = f32[<=2,3] set-dimension-size(s0, one), dimensions={0}
+  r3 = f32[<=4,3] select-and-scatter(d, sd, z), window={size=2x1 stride=2x1}, select=ge, scatter=add
+  r4 = f32[<=4,2] convolution(d, k), dim_labels=bf_io->bf""",
+         5, rndf((4, 3), np.float32), np.int32(_n), np.int32(0), rndf((2, 3), np.float32),
+         rndf((3, 2), np.float32))
+    dyn2(f"dynamic_infer_elementwise_n{_n}", ["q = f32[4,3] parameter(3)"],
+         """t0 = f32[3,<=4] transpose(d), dimensions={1,0}
+  r0 = f32[3,<=4] negate(t0)
+  cv = f32[] constant(7)
+  r1 = f32[<=7,3] pad(d, cv), padding=1_2x0_0
+  r2 = f32[<=7,3] pad(d, cv), padding=0_0_1x0_0
+  one = s32[] constant(1)
+  q1 = f32[<=4,3] set-dimension-size(q, one), dimensions={0}
+  r3 = f32[<=4,3] multiply(d, q1)
+  r4 = f32[<=4,3] sort(d), dimensions={0}, to_apply=ge""",
+         5, rndf((4, 3), np.float32), np.int32(_n), np.int32(0), rndf((4, 3), np.float32))
+
+# a dynamic size carried through a while loop's state (the body grows it with set-dimension-size, and
+# what the buffer held past the old size becomes visible, doubled with the rest), and through the
+# branches of a conditional
+hcase("dynamic_control_while", """HloModule dyn_while
+add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
+body {
+  st = (s32[], f32[<=4,3]) parameter(0)
+  k = s32[] get-tuple-element(st), index=0
+  x = f32[<=4,3] get-tuple-element(st), index=1
+  one = s32[] constant(1)
+  k1 = s32[] add(k, one)
+  g = s32[] get-dimension-size(x), dimensions={0}
+  g1 = s32[] add(g, one)
+  four = s32[] constant(4)
+  g2 = s32[] minimum(g1, four)
+  y = f32[<=4,3] add(x, x)
+  y2 = f32[<=4,3] set-dimension-size(y, g2), dimensions={0}
+  ROOT t = (s32[], f32[<=4,3]) tuple(k1, y2)
+}
+cond {
+  st = (s32[], f32[<=4,3]) parameter(0)
+  k = s32[] get-tuple-element(st), index=0
+  lim = s32[] constant(3)
+  ROOT c = pred[] compare(k, lim), direction=LT
+}
+ENTRY main {
+  p = f32[4,3] parameter(0)
+  n = s32[] parameter(1)
+  d = f32[<=4,3] set-dimension-size(p, n), dimensions={0}
+  z = s32[] constant(0)
+  init = (s32[], f32[<=4,3]) tuple(z, d)
+  w = (s32[], f32[<=4,3]) while(init), condition=cond, body=body
+  r = f32[<=4,3] get-tuple-element(w), index=1
+  zf = f32[] constant(0)
+  s = f32[3] reduce(r, zf), dimensions={0}, to_apply=add
+  g0 = s32[] get-dimension-size(r), dimensions={0}
+  ROOT t = (f32[3], s32[]) tuple(s, g0)
+}""", rnd((4, 3), np.float32), np.int32(1))
+for _b in (True, False):
+    hcase(f"dynamic_control_conditional_{str(_b).lower()}", """HloModule dyn_cond
+add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
+tb {
+  x = f32[<=4,3] parameter(0)
+  ROOT y = f32[<=4,3] negate(x)
+}
+fb {
+  x = f32[<=4,3] parameter(0)
+  m = s32[] constant(1)
+  ROOT y = f32[<=4,3] set-dimension-size(x, m), dimensions={0}
+}
+ENTRY main {
+  p = f32[4,3] parameter(0)
+  n = s32[] parameter(1)
+  b = pred[] parameter(2)
+  d = f32[<=4,3] set-dimension-size(p, n), dimensions={0}
+  r = f32[<=4,3] conditional(b, d, d), true_computation=tb, false_computation=fb
+  zf = f32[] constant(0)
+  s = f32[3] reduce(r, zf), dimensions={0}, to_apply=add
+  g0 = s32[] get-dimension-size(r), dimensions={0}
+  ROOT t = (f32[3], s32[], f32[<=4,3]) tuple(s, g0, r)
+}""", rnd((4, 3), np.float32), np.int32(3), np.bool_(_b), defined={2: 3 if _b else 1})
+
 # --------------------------------------------------------------------------------------------- ragged
 def rdot(**kw):
     def f(a, b, g):
@@ -529,7 +658,7 @@ def family(cid: str) -> str:
         return "batch_norm"
     if "ragged" in cid:
         return "ragged_dot"
-    if cid.startswith(("set_dimension", "get_dimension", "dynamic_reshape", "dynamic_infer", "dynamic_output", "dynamic_buffer")):
+    if cid.startswith(("set_dimension", "get_dimension", "dynamic_reshape", "dynamic_infer", "dynamic_output", "dynamic_buffer", "dynamic_control")):
         return "dynamic_shape"
     return "async"  # async-start/-update/-done, copy-start/-done
 
@@ -569,7 +698,9 @@ def main():
             src += "; XLA ran the equivalent text in 'ref', 'after' is its optimized module"
         if c.get("jref") is not None:
             src += "; XLA:CPU has no ragged-dot: outputs and 'after' from jax.lax.ragged_dot_general"
-        for k, nd in (c.get("defined") or {}).items():
+        c["defined"] = {k: (int(np.prod([int(outs[j]) for j in nd])) if isinstance(nd, tuple) else nd)
+                        for k, nd in (c.get("defined") or {}).items()}
+        for k, nd in c["defined"].items():
             outs[k] = outs[k].copy()
             outs[k].reshape(-1)[nd:] = 0  # uninitialized memory in XLA's buffer
         extra = ({"ref": c["ref"]} if c.get("ref") else {}) | ({"known": KNOWN[c["id"]]} if c["id"] in KNOWN else {})

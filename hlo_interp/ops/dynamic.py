@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from .. import ir
+from ..opcodes import opcodes_where
 from .registry import error_at, kernel, unsupported
 
 
@@ -131,32 +132,56 @@ def _k_dynamic_reshape(ins, ctx):
 
 
 # --------------------------------------------------------------------------------------------------
-# Dynamic sizes through other ops (XLA's DynamicDimensionInference, xla/service/dynamic_dimension_inference.cc)
+# Dynamic sizes through other ops (XLA's DynamicDimensionInference, xla/service/dynamic_dimension_inference.cc,
+# and its DynamicPadder, xla/service/dynamic_padder.cc)
 #
-# Values of dynamic shapes are arrays of the dynamic size (see the module docstring), so most kernels
-# give XLA's sizes by themselves (transpose, reverse, reduce, concatenate, pad, sort, elementwise ops,
-# a dot's batch and free dimensions).  `adapt_dynamic` wraps the kernels of the ops that need XLA's
-# rules spelled out, when an operand has a dynamic dimension:
-#   * broadcast: an operand dimension's dynamic size goes to the result dimension it maps to;
-#   * slice: the size becomes (size - start + stride - 1) / stride (XLA's formula, which ignores the
-#     limit), at most the result's bound; a slice of one element is static;
-#   * reshape: the dynamic size follows the group of dimensions (common factors) it belongs to: a group
-#     merging into one result dimension gives it bound / input bound * size (XLA's scaling); a group
-#     splitting one dimension into several keeps their bounds (what XLA:CPU gives); several into
-#     several is refused (XLA flattens and unflattens);
-#   * dot: contracting dimensions of different sizes are cut to the smaller (XLA pads the dynamic
-#     operand with zeros there);
-#   * reduce: a reduced dynamic dimension is padded to its bound with the init value (XLA reduces the
-#     padded buffer so masked: the tree, hence the rounding, of the bound's size);
-# and every result dimension the module declares static gets its full size (the padded buffer: XLA's
-# values past a dynamic size are whatever the buffer holds, zeros here; get-dimension-size gives the
-# static size).
+# A value of a dynamic shape is the array of its dynamic sizes (see the module docstring); XLA's is the
+# buffer of the bounds, which an op computes on whole.  `adapt_dynamic` wraps the kernel of an op with a
+# dynamic operand so that it computes as XLA does: on the operands' buffers (`buffer_of`: what an earlier
+# op left past the sizes when known, zeros otherwise), masked where the padder masks (reduce and
+# reduce-window with the init value, dot and convolution with zeros, pad with the padding value,
+# select-and-scatter's operand with the type's lowest value and its source with the init value, scatter's
+# indices with the largest index), and then cut to the result's dynamic sizes, which follow XLA's rules:
+#   * elementwise ops: equal sizes stay; a size 1 against a larger one broadcasts; otherwise the smaller;
+#   * broadcast, transpose: the size moves with its dimension;
+#   * slice: (size - start + stride - 1) / stride (XLA's formula, which ignores the limit), at most the
+#     result's bound; a slice of one element is static;
+#   * reshape: the size follows the group of dimensions (common factors) it belongs to: a group merging
+#     into one result dimension gives it bound / input bound * size (XLA's scaling); a group splitting one
+#     dimension into several keeps their bounds (what XLA:CPU gives); several into several is refused;
+#   * dot: contracting dimensions of different sizes are cut to the smaller (XLA's zeros); reduce: the
+#     kept dimensions keep their sizes (the reduction runs over the masked buffer: the tree, hence the
+#     rounding, of the bound's size);
+#   * pad: low + high + size + max(size - 1, 0) * interior;
+#   * dynamic-slice, gather: a whole dynamic dimension keeps its size, one element of it is static, a
+#     part of it is refused (XLA's rule); a gather's batch dimensions take the indices' sizes; the
+#     starts clamp to the bounds;
+#   * dynamic-update-slice: the operand's sizes (an update as large as the operand sets them); an
+#     update smaller than the operand writes only its dynamic size;
+#   * scatter, select-and-scatter: the operand's sizes;
+#   * reduce-window: (size + stride - dilated window) / stride (XLA's VALID formula, whatever the
+#     padding) for a non-trivial window dimension; a negative size is refused (XLA:CPU crashes);
+#   * convolution: the batch dimension keeps its size; dynamic feature dimensions are masked; any other
+#     dynamic dimension is refused (XLA's rule);
+#   * concatenate, reverse, sort: on the values of the sizes (what XLA's rewrites of them give);
+#   * while, conditional, call, tuples: the values flow through with their sizes.
+# A result dimension the module declares static has its full size (the op on the buffers); so has a
+# result that is static as a whole (XLA infers nothing for it).  Any other opcode with a dynamic operand
+# is a located error (XLA's inference has no rule for it).
 
 _NOT_ADAPTED = frozenset({"parameter", "tuple", "get-tuple-element", "get-dimension-size", "set-dimension-size",
                           "dynamic-reshape", "constant", "iota", "rng", "rng-bit-generator", "after-all",
                           "infeed", "outfeed", "send", "recv", "send-done", "recv-done", "while", "conditional",
                           "call", "custom-call", "fusion", "opt-barrier", "domain", "copy-start", "copy-done",
                           "async-start", "async-update", "async-done", "partition-id", "replica-id"})
+
+
+# the opcodes whose dynamic operands hlo-run models (XLA's dynamic dimension inference has a rule for
+# each); any other opcode given a dynamic operand is a located error
+_ELEMENTWISE = opcodes_where(lambda o: o.family == "elementwise") | frozenset({"map"})
+_MODELLED = _ELEMENTWISE | frozenset({ "transpose", "reverse", "concatenate", "pad", "sort", "broadcast", "slice", "reshape", "reduce",
+    "dot", "dynamic-slice", "dynamic-update-slice", "gather", "scatter", "reduce-window", "select-and-scatter",
+    "convolution"})
 
 
 def _cut(x: np.ndarray, sizes) -> np.ndarray:
@@ -303,7 +328,11 @@ def module_has_dynamic(module: ir.Module) -> bool:
 def adapt_dynamic(ins, ctx, fn):
     """`fn` (the kernel of `ins`) with XLA's dynamic-size rules applied when an operand has a dynamic
     dimension (see above); `fn` itself otherwise."""
-    if ins.opcode in _NOT_ADAPTED or not isinstance(ins.shape, ir.ArrayShape):
+    if ins.opcode in _NOT_ADAPTED or not isinstance(ins.shape, (ir.ArrayShape, ir.TupleShape)):
+        return fn
+    if isinstance(ins.shape, ir.TupleShape) and (
+            ins.opcode not in ("reduce", "reduce-window", "sort", "scatter")
+            or not all(isinstance(e, ir.ArrayShape) for e in ins.shape.elements)):
         return fn
     try:
         shapes = ctx.operand_shapes(ins)
@@ -311,11 +340,22 @@ def adapt_dynamic(ins, ctx, fn):
         return fn
     if not any(isinstance(s, ir.ArrayShape) and any(s.dynamic) for s in shapes):
         return fn
-    if any(isinstance(s, ir.ArrayShape) and ir.UNBOUNDED in s.dims for s in [*shapes, ins.shape]):
+    leaves = list(ins.shape.elements) if isinstance(ins.shape, ir.TupleShape) else [ins.shape]
+    if any(isinstance(s, ir.ArrayShape) and ir.UNBOUNDED in s.dims for s in [*shapes, *leaves]):
         return fn  # unbounded (`?`) dimensions have no buffer size to pad to
-    out_shape = ins.shape
-    out_bounds, out_dyn = _static_dims(out_shape)
     op = ins.opcode
+    if op not in _MODELLED:
+        k = next(i for i, sh in enumerate(shapes) if isinstance(sh, ir.ArrayShape) and any(sh.dynamic))
+        raise unsupported(ins, f"operand {k} ({shapes[k].text(layouts=False)}) has a dynamic dimension: "
+                               f"XLA's dynamic dimension inference has no rule for {op}, and hlo-run "
+                               f"models none")
+    out_shape = ins.shape
+    if isinstance(out_shape, ir.TupleShape):  # variadic: the leaves share their dimensions
+        out_shape = out_shape.elements[0]
+    out_bounds, out_dyn = _static_dims(out_shape)
+    out_static = not any(out_dyn)
+    in_bounds_all = [tuple(sh.dims) if isinstance(sh, ir.ArrayShape) else None for sh in shapes]
+    in_dyn_all = [_static_dims(sh)[1] if isinstance(sh, ir.ArrayShape) else () for sh in shapes]
 
     if op == "broadcast":
         in_bounds = tuple(shapes[0].dims)
@@ -367,19 +407,19 @@ def adapt_dynamic(ins, ctx, fn):
 
     if op == "reduce":
         k = len(ins.operands) // 2
-        rdims = set(ins.attrs.get("dimensions", ()))
-        bounds = [tuple(sh.dims) for sh in shapes[:k]]
+        rdims = sorted(set(ins.attrs.get("dimensions", ())))
+        bounds = in_bounds_all[:k]
+        kept = [j for j in range(len(bounds[0])) if j not in rdims]
 
         def run_reduce(*xs):
-            # XLA reduces the padded buffer, the padding set to the init value: the same tree as the
-            # bound's size (a sum of 9 of [<=12] is added as 12 terms)
-            xs = list(xs)
-            for i in range(k):
-                x = xs[i]
-                want = tuple(b if (j in rdims and b != ir.UNBOUNDED) else x.shape[j] for j, b in enumerate(bounds[i]))
-                if want != x.shape:
-                    xs[i] = _pad(x, want, xs[k + i])
-            return _pad_static_result(fn(*xs), out_shape) if k == 1 else fn(*xs)
+            # XLA reduces the buffers with every dynamic dimension masked with the init value (so the
+            # tree, hence the rounding, is the bound's: a sum of 9 of [<=12] is added as 12 terms)
+            sizes = [xs[0].shape[j] for j in kept]
+            r = fn(*[_pad(xs[i], bounds[i], xs[k + i]) for i in range(k)], *xs[k:])
+            if out_static:
+                return r
+            sizes = [s if f else b for s, b, f in zip(sizes, out_bounds, out_dyn)]
+            return tuple(_cut(v, sizes) for v in r) if isinstance(r, tuple) else _cut(r, sizes)
         return run_reduce
 
     if op == "dot":
@@ -395,6 +435,254 @@ def adapt_dynamic(ins, ctx, fn):
                 a, b = _cut(a, ka), _cut(b, kb)
             return _pad_static_result(fn(a, b), out_shape)
         return run_dot
+
+    if op == "dynamic-slice":
+        b0 = in_bounds_all[0]
+        want = tuple(ins.attrs.get("dynamic_slice_sizes", ()))
+        if not out_static and len(want) == len(b0):
+            for d, f in enumerate(in_dyn_all[0]):
+                if f and want[d] not in (1, b0[d]):
+                    raise unsupported(ins, f"a slice of {want[d]} of the dynamic dimension {d} (bound {b0[d]}): "
+                                           f"XLA's dynamic dimension inference takes a whole dynamic "
+                                           f"dimension or one element of it")
+
+        def run_dynamic_slice(x, *starts):
+            # XLA slices the buffer (starts clamped to the bounds); a whole dynamic dimension keeps
+            # its dynamic size
+            r = fn(buffer_of(x, b0), *starts)
+            if out_static:
+                return r
+            sizes = [x.shape[d] if (f and out_dyn[d] and want[d] == b0[d] != 1) else r.shape[d]
+                     for d, f in enumerate(in_dyn_all[0])]
+            return _cut(r, sizes)
+        return run_dynamic_slice
+
+    if op == "dynamic-update-slice":
+        b0, b1 = in_bounds_all[0], in_bounds_all[1]
+
+        def run_dynamic_update_slice(x, u, *starts):
+            # XLA writes the update's buffer at the starts clamped to the bounds, except where the
+            # update is dynamic and smaller than the operand: there only its dynamic size is written
+            # (the rest keeps the operand's elements)
+            r = buffer_of(x, b0).copy()
+            ub = buffer_of(u, b1)
+            at = [min(max(int(s), 0), n - m) for s, n, m in zip(starts, b0, b1)]
+            ext = [u.shape[d] if (in_dyn_all[1][d] and b1[d] < b0[d]) else b1[d] for d in range(len(b0))]
+            r[tuple(slice(a, a + e) for a, e in zip(at, ext))] = ub[tuple(slice(0, e) for e in ext)]
+            if out_static:
+                return r
+            sizes = list(r.shape)
+            for d in range(len(b0)):
+                if in_dyn_all[0][d]:
+                    sizes[d] = x.shape[d]
+                if in_dyn_all[1][d] and b1[d] == b0[d]:
+                    sizes[d] = u.shape[d]  # a whole-dimension update sets the size (XLA)
+                if not out_dyn[d]:
+                    sizes[d] = r.shape[d]
+            return _cut(r, sizes)
+        return run_dynamic_update_slice
+
+    if op == "gather":
+        b0, b1 = in_bounds_all[0], in_bounds_all[1]
+        a = ins.attrs
+        slice_sizes = tuple(a.get("slice_sizes", ()))
+        removed = set(a.get("collapsed_slice_dims", ())) | set(a.get("operand_batching_dims", ()))
+        offset_dims = tuple(a.get("offset_dims", ()))
+        ivd = a.get("index_vector_dim")
+        ivd = len(b1) if ivd is None else int(ivd)
+        src = {}  # result dimension -> (operand number, its dimension) whose dynamic size it takes
+        kept = [d for d in range(len(b0)) if d not in removed]
+        for d, f in enumerate(in_dyn_all[0]):
+            if not f or slice_sizes[d] == 1:
+                continue  # one element of a dynamic dimension: static (XLA)
+            if slice_sizes[d] != b0[d]:
+                if out_static:
+                    continue
+                raise unsupported(ins, f"a slice of {slice_sizes[d]} of the dynamic dimension {d} (bound "
+                                       f"{b0[d]}): XLA's dynamic dimension inference takes a whole dynamic "
+                                       f"dimension or one element of it")
+            if d in kept and kept.index(d) < len(offset_dims):
+                src[offset_dims[kept.index(d)]] = (0, d)
+        batch_out = [o for o in range(len(out_bounds)) if o not in offset_dims]
+        batch_in = [d for d in range(len(b1)) if d != ivd]
+        for o, d in zip(batch_out, batch_in):
+            if in_dyn_all[1][d]:
+                src[o] = (1, d)
+
+        def run_gather(x, idx):
+            # XLA gathers from the buffers (start indices clamped to the bounds)
+            r = fn(buffer_of(x, b0), buffer_of(idx, b1))
+            if out_static:
+                return r
+            sizes = list(r.shape)
+            for o, (k, d) in src.items():
+                if out_dyn[o]:
+                    sizes[o] = (x, idx)[k].shape[d]
+            return _cut(r, sizes)
+        return run_gather
+
+    if op == "scatter":
+        n = (len(ins.operands) - 1) // 2
+        bx, bi, bu = in_bounds_all[:n], in_bounds_all[n], in_bounds_all[n + 1:]
+
+        def run_scatter(*xs):
+            # XLA scatters into the operands' buffers; the indices past their dynamic sizes are set
+            # to the largest index (out of bounds: those updates are skipped)
+            idx = xs[n]
+            big = np.iinfo(idx.dtype).max if idx.dtype.kind in "iu" else None
+            r = fn(*[buffer_of(x, b) for x, b in zip(xs[:n], bx)], _pad(idx, bi, big),
+                   *[buffer_of(u, b) for u, b in zip(xs[n + 1:], bu)])
+            if out_static:
+                return r
+            sizes = [xs[0].shape[d] if out_dyn[d] else out_bounds[d] for d in range(len(out_bounds))]
+            return tuple(_cut(v, sizes) for v in r) if isinstance(r, tuple) else _cut(r, sizes)
+        return run_scatter
+
+    if op == "reduce-window":
+        k = len(ins.operands) // 2
+        bounds = in_bounds_all[:k]
+        win = ins.attrs.get("window")
+        wdims = tuple(win.dims) if win is not None else tuple(ir.WindowDim() for _ in bounds[0])
+
+        def run_reduce_window(*xs):
+            # XLA reduces the buffers masked with the init values; a dynamic dimension's size becomes
+            # (size + stride - dilated window) / stride (XLA's VALID formula, whatever the padding;
+            # C division), or stays for a trivial window dimension
+            sizes = []
+            for d, w in enumerate(wdims):
+                s = xs[0].shape[d]
+                if in_dyn_all[0][d] and not (w.size == 1 and w.stride == 1 and w.pad_low == 0 and w.pad_high == 0
+                                             and w.lhs_dilate == 1 and w.rhs_dilate == 1):
+                    num = s + w.stride - ((w.size - 1) * w.rhs_dilate + 1)
+                    s = abs(num) // w.stride * (1 if num >= 0 else -1)
+                sizes.append(s)
+            r = fn(*[_pad(xs[i], bounds[i], xs[k + i]) for i in range(k)], *xs[k:])
+            if out_static:
+                return r
+            leaf = r[0] if isinstance(r, tuple) else r
+            if any(s < 0 for s in sizes):
+                raise unsupported(ins, f"the window makes a dynamic size negative ({sizes}): XLA keeps such "
+                                       f"a size, which an array cannot represent")
+            sizes = [min(s, m) if f else m for s, m, f in zip(sizes, leaf.shape, out_dyn)]
+            return tuple(_cut(v, sizes) for v in r) if isinstance(r, tuple) else _cut(r, sizes)
+        return run_reduce_window
+
+    if op == "select-and-scatter":
+        b0, b1 = in_bounds_all[0], in_bounds_all[1]
+        if any(in_dyn_all[0]):
+            comp = ctx.module.computation(ins.attrs["select"])
+            root = comp.root
+            if not (root.opcode == "compare" and str(root.attrs.get("direction", "")).upper() == "GE"
+                    and len(root.operands) == 2
+                    and all(comp.instruction(o).opcode == "parameter" for o in root.operands)):
+                raise unsupported(ins, "a dynamic operand with a select other than compare(p0, p1), "
+                                       "direction=GE: XLA's dynamic padder masks only for that select")
+
+        def run_select_and_scatter(x, src, init):
+            # XLA masks the operand with the type's lowest value and the source with the init value
+            dt = x.dtype
+            low = -np.inf if dt.kind in "fc" else (np.iinfo(dt).min if dt.kind in "iu" else False)
+            r = fn(_pad(x, b0, low), _pad(src, b1, init), init)
+            if out_static:
+                return r
+            return _cut(r, [x.shape[d] if out_dyn[d] else r.shape[d] for d in range(r.ndim)])
+        return run_select_and_scatter
+
+    if op == "convolution":
+        b0, b1 = in_bounds_all[0], in_bounds_all[1]
+        dl = ins.attrs.get("dim_labels")
+        if dl is not None and not out_static:
+            bad = [("operand", d) for d, f in enumerate(in_dyn_all[0])
+                   if f and d not in (dl.input_batch, dl.input_feature)]
+            bad += [("kernel", d) for d, f in enumerate(in_dyn_all[1]) if f and d != dl.kernel_input_feature]
+            if bad:
+                raise unsupported(ins, f"dynamic {bad[0][0]} dimension {bad[0][1]}: XLA's dynamic dimension "
+                                       f"inference takes dynamic batch and input-feature dimensions only")
+
+        def run_convolution(a, b):
+            # XLA masks both operands with zeros; the batch dimension keeps its dynamic size
+            zero = np.zeros((), a.dtype)
+            r = fn(_pad(a, b0, zero), _pad(b, b1, np.zeros((), b.dtype)))
+            if out_static or dl is None:
+                return r
+            sizes = list(r.shape)
+            if in_dyn_all[0][dl.input_batch] and out_dyn[dl.output_batch]:
+                sizes[dl.output_batch] = a.shape[dl.input_batch]
+            return _cut(r, sizes)
+        return run_convolution
+
+    if op in _ELEMENTWISE:
+        rank = len(out_bounds)
+
+        def run_elementwise(*xs):
+            # XLA computes on the buffers (what lies past a dynamic size is computed too, and stays in
+            # the result's buffer); a dynamic size combines as XLA's does: equal sizes stay, a size 1
+            # against a larger one broadcasts, otherwise the smaller one
+            ys = list(xs)
+            sizes = [None] * rank
+            arrays = []
+            for i, (x, b, f) in enumerate(zip(xs, in_bounds_all, in_dyn_all)):
+                if isinstance(x, np.ndarray) and b is not None and x.ndim == len(b) == rank:
+                    ys[i] = buffer_of(x, b)
+                    arrays.append(i)
+                    for d in range(rank):
+                        if f[d]:
+                            s, c = x.shape[d], sizes[d]
+                            sizes[d] = s if c is None or c == s else (
+                                max(s, c) if (s == 1 and s < c) or (c == 1 and c < s) else min(s, c))
+            for i in arrays:
+                for d in range(rank):
+                    if in_dyn_all[i][d] and xs[i].shape[d] == 1 and (sizes[d] or 0) > 1:
+                        idx = [slice(None)] * rank
+                        idx[d] = slice(0, 1)
+                        ys[i] = np.ascontiguousarray(np.broadcast_to(ys[i][tuple(idx)], ys[i].shape))
+            r = fn(*ys)
+            if out_static:
+                return r
+            return _cut(r, [sizes[d] if (sizes[d] is not None and out_dyn[d]) else r.shape[d] for d in range(rank)])
+        return run_elementwise
+
+    if op == "transpose":
+        b0 = in_bounds_all[0]
+        perm = tuple(ins.attrs.get("dimensions", ()))
+
+        def run_transpose(x):
+            r = fn(buffer_of(x, b0))  # the buffer, transposed (XLA)
+            if out_static:
+                return r
+            return _cut(r, [x.shape[perm[j]] if out_dyn[j] else r.shape[j] for j in range(r.ndim)])
+        return run_transpose
+
+    if op == "pad":
+        b0 = in_bounds_all[0]
+        cfg = ins.attrs.get("padding", ())
+
+        def run_pad(x, v):
+            # XLA pads the buffer masked with the padding value; a dynamic size becomes
+            # low + high + size + max(size - 1, 0) * interior
+            r = fn(_pad(x, b0, v), v)
+            if out_static:
+                return r
+            sizes = list(r.shape)
+            for d, p in enumerate(cfg):
+                if in_dyn_all[0][d] and out_dyn[d]:
+                    s = x.shape[d]
+                    sizes[d] = p.low + p.high + s + max(s - 1, 0) * p.interior
+                    if not 0 <= sizes[d] <= r.shape[d]:
+                        raise unsupported(ins, f"the padding makes the dynamic size {sizes[d]}, outside "
+                                               f"[0, {r.shape[d]}]")
+            return _cut(r, sizes)
+        return run_pad
+
+    if out_static and op not in ("sort", "reverse"):
+        # a static result: XLA computes on the buffers (pad masks its operand with the padding value)
+        def run_buffers(*xs):
+            ys = [buffer_of(x, b) if isinstance(x, np.ndarray) and b is not None and x.ndim == len(b) else x
+                  for x, b in zip(xs, in_bounds_all)]
+            if op == "pad":
+                ys[0] = _pad(xs[0], in_bounds_all[0], xs[1])
+            return fn(*ys)
+        return run_buffers
 
     def run_padded(*xs):
         return _pad_static_result(fn(*xs), out_shape)
