@@ -160,6 +160,8 @@ def complex_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     (ops/complex_dot.py) where it is modelled, BLAS's elsewhere."""
     M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
     batch = math.prod(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    if batch * M * N * K == 0:  # XLA: a broadcast of +0 (no sum at all when K is 0)
+        return np.zeros(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (M, N), a.dtype)
     if batch * M * N * K > EIGEN_ORDER_MAX_WORK:
         return np.matmul(a, b)
     if M == 1 and N == 1:

@@ -172,5 +172,10 @@ ENTRY e {{
 }}""", cplx2(ash, t), cplx2(bsh, t))
 
 
+# zero-element dots: XLA makes them a broadcast of +0
+for t, (m, k, n) in (("c64", (4, 0, 3)), ("c64", (0, 5, 3)), ("c128", (1, 0, 5)), ("c128", (5, 0, 1))):
+    dot_case(f"empty_{t}_{m}x{k}x{n}", t, (m, k), (k, n), _MM, (m, n))
+
+
 def declare() -> list[Decl]:
     return list(CASES)
