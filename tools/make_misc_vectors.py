@@ -475,8 +475,9 @@ for _n in (2, 3):
   one = s32[] constant(1)
   q1 = f32[<=4,3] set-dimension-size(q, one), dimensions={0}
   r3 = f32[<=4,3] multiply(d, q1)
-  r4 = f32[<=4,3] sort(d), dimensions={0}, to_apply=ge""",
-         5, rndf((4, 3), np.float32), np.int32(_n), np.int32(0), rndf((4, 3), np.float32))
+  r4 = f32[<=4,3] sort(d), dimensions={0}, to_apply=ge
+  r5 = f32[<=4,3] add(d, q)""",
+         6, rndf((4, 3), np.float32), np.int32(_n), np.int32(0), rndf((4, 3), np.float32))
 
 # a dynamic size carried through a while loop's state (the body grows it with set-dimension-size, and
 # what the buffer held past the old size becomes visible, doubled with the rest), and through the
