@@ -179,8 +179,8 @@ _NOT_ADAPTED = frozenset({"parameter", "tuple", "get-tuple-element", "get-dimens
 # the opcodes whose dynamic operands hlo-run models (XLA's dynamic dimension inference has a rule for
 # each); any other opcode given a dynamic operand is a located error
 _ELEMENTWISE = opcodes_where(lambda o: o.family == "elementwise") | frozenset({"map"})
-_MODELLED = _ELEMENTWISE | frozenset({ "transpose", "reverse", "concatenate", "pad", "sort", "broadcast", "slice", "reshape", "reduce",
-    "dot", "dynamic-slice", "dynamic-update-slice", "gather", "scatter", "reduce-window", "select-and-scatter",
+_MODELLED = _ELEMENTWISE | frozenset({
+    "transpose", "reverse", "concatenate", "pad", "sort", "broadcast", "slice", "reshape", "reduce", "dot", "dynamic-slice", "dynamic-update-slice", "gather", "scatter", "reduce-window", "select-and-scatter",
     "convolution"})
 
 
