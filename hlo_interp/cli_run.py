@@ -11,7 +11,7 @@ import os
 import re
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Optional
 
@@ -21,6 +21,7 @@ from .version import __version__
 from .diagnostics import HloError
 from .cli import PipeSafe, exit_broken_pipe, make_console, module_options, report_error
 from .files import InputError, load_arrays, save_results, write_atomic
+from .records import record
 
 EXIT_OK, EXIT_MISMATCH, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -276,7 +277,7 @@ def compare_results(leaves: list, expected_path, rtol, atol, color: str, module=
 # --------------------------------------------------------------------------------------------------
 # The command
 
-@dataclass(frozen=True, eq=False)  # (never compared: no __eq__ to generate at import)
+@record(frozen=True, eq=False)  # (never compared: no __eq__ to generate at import)
 class RunRequest:
     """What one hlo-run command line asks for: click's parameters, by name, built once in `main`."""
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
 from typing import Optional
 
+from .records import record
 
-@dataclass
+
+@record
 class SourceText:
     """The text being parsed, with a line index for offset -> line/column conversions."""
     text: str

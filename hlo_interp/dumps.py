@@ -20,11 +20,12 @@ errors are HloError / DumpError with a message meant for the user.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Optional
 
 from .diagnostics import HloError
+from .records import record
 from .frontend import MLIR_HINT, looks_like_mlir, mlir_error, parse_all_text, parse_text  # noqa: F401
 
 # Kinds of files
@@ -54,7 +55,7 @@ class DumpError(HloError):
     """A problem finding or choosing a module in a folder or a file (exit 2)."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DumpFile:
     path: Path
     kind: str                       # HLO_TEXT, HLO_PROTO, SNAPSHOT, MLIR, REPORT, OTHER
@@ -162,7 +163,7 @@ def looks_like_hlo(text: str) -> bool:
 # --------------------------------------------------------------------------------------------------
 # A folder
 
-@dataclass
+@record
 class DumpModule:
     """One module of a dump folder (module_ID.NAME.*): its files by stage."""
     module_id: Optional[int]
@@ -191,7 +192,7 @@ class DumpModule:
         return self.texts.get(stage) or self.protos[stage]
 
 
-@dataclass
+@record
 class Dump:
     root: Path
     modules: list                                   # DumpModule, by id then name
@@ -350,7 +351,7 @@ def no_module_error(dump: Dump, path: str) -> DumpError:
 # --------------------------------------------------------------------------------------------------
 # Loading
 
-@dataclass
+@record
 class Loaded:
     """A module read from a text, a proto or a snapshot."""
     module: object                   # ir.Module

@@ -20,13 +20,13 @@ import builtins
 import functools
 import os
 import warnings
-from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 import numpy as np
 
 from . import ir
 from .diagnostics import HloError, format_bytes
+from .records import record
 from .in_place import callee_marks, in_place_elements
 from .opcodes import called_computation_attrs, opcodes_where
 from .ops import dead_code, excess_precision, load_all
@@ -65,7 +65,7 @@ def default_max_bytes() -> int:
     return half_of_memory()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RunOptions:
     max_bytes: int
     max_iterations: int = DEFAULT_MAX_ITERATIONS

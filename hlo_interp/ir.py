@@ -8,9 +8,10 @@ printed back as written.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Optional, Union
 
+from .records import record
 from .types import PrimitiveType
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ TILE_COMBINE = -(2**63)  # the `*` entry of a tile (XLA's kCombineDimension)
 # --------------------------------------------------------------------------------------------------
 # Shapes and layouts
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Layout:
     minor_to_major: tuple[int, ...] = ()
     dim_level_types: Optional[str] = None  # the raw `D(...)` item
@@ -49,7 +50,7 @@ class Layout:
         return layout_text(self)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ArrayShape:
     element_type: PrimitiveType
     dims: tuple[int, ...] = ()
@@ -80,7 +81,7 @@ class ArrayShape:
     __str__ = text
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TupleShape:
     elements: tuple["Shape", ...] = ()
 
@@ -93,7 +94,7 @@ class TupleShape:
     __str__ = text
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BufferShape:
     """`b(shape)`: a buffer type."""
     element: "Shape"
@@ -269,49 +270,49 @@ def _flat_to_array(flat: list, shape: "ArrayShape"):
 # --------------------------------------------------------------------------------------------------
 # Generic attribute syntax (what the grammar yields before the opcode schema decodes it)
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GName:
     """A bare word: a computation or instruction name, an enum value (`kLoop`, `LT`)."""
     text: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GString:
     """A quoted string, unescaped (`quote` remembers ' or " for printing)."""
     text: str
     quote: str = field(default='"', compare=False)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GRaw:
     """A token kept verbatim: `3x3`, `0_0x1_1`, `b01f_01io->b01f`, JSON dicts, floats as written."""
     kind: str  # "dxd", "pad", "dim_labels", "sparsity", "json", "float"
     text: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GBraces:
     items: tuple[Any, ...]
     commas: tuple[bool, ...] = ()  # separator before item i+1 was a comma
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GBrackets:
     items: tuple[Any, ...]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GKeyVal:
     key: str
     value: Any  # None for `key=` with nothing after it
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GSliceRange:
     parts: tuple[int, ...]  # [start:limit(:stride)]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GIotaList:
     """`[2,4]<=[8]T(1,0)`"""
     dims: tuple[int, ...]
@@ -319,13 +320,13 @@ class GIotaList:
     transpose: Optional[tuple[int, ...]]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GProgramShape:
     params: tuple[Shape, ...]
     result: Shape
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GAliasEntry:
     """`{0}: (0, {}, may-alias)` in aliasing configs; index None for buffer_donor's bare tuple."""
     output_index: Optional[tuple[int, ...]]
@@ -334,7 +335,7 @@ class GAliasEntry:
     kind: Optional[str]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GMesh:
     """`mesh['a'=2,'b'=4] {'a'}`: a named device mesh, optionally followed by an axes list."""
     name: str
@@ -342,35 +343,35 @@ class GMesh:
     axes: Optional[GBraces] = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GParen:
     """`(0, {}, may-alias)`, `(0,2,4,6)`, `([2,2,2]T(0,2,1)) {'a':(2)2}`."""
     items: tuple[Any, ...]
     axes: Optional[GBraces] = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GColonPair:
     """`{"a"} : {"b"}` (origin_recovery_table entries)."""
     left: Any
     right: Any
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GShapedValue:
     """`s32[2]{0} {1, 2}`: a shape followed by a literal-like brace list (custom-call literal=)."""
     shape: "Shape"
     value: Any  # GBraces, int, bool or GRaw float
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GParenIota:
     """`[2,2,2]T(0,2,1)` inside a device list."""
     dims: tuple[int, ...]
     transpose: Optional[tuple[int, ...]]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GSubAxis:
     """`'b':(2)2`: a sub-axis of a mesh axis."""
     name: GString
@@ -378,17 +379,17 @@ class GSubAxis:
     size: int
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GUnknownDim:
     pass
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Window:
     dims: tuple["WindowDim", ...]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class WindowDim:
     size: int = 1
     stride: int = 1
@@ -399,21 +400,21 @@ class WindowDim:
     reversal: bool = False
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PaddingDim:
     low: int
     high: int
     interior: int = 0
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SliceDim:
     start: int
     limit: int
     stride: int = 1
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ConvDims:
     """dim_labels `b01f_01io->b01f`, decoded."""
     text: str
@@ -428,7 +429,7 @@ class ConvDims:
     output_spatial: tuple[int, ...]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ReplicaGroups:
     """Either explicit groups ({{0,1},{2,3}}) or an iota list ([2,4]<=[8]T(1,0))."""
     groups: Optional[tuple[tuple[int, ...], ...]] = None
@@ -489,7 +490,7 @@ class Location:
         return f"Location({self.line}:{self.column})"
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Instruction:
     name: str
     opcode: str
@@ -621,7 +622,7 @@ def _name_list_offsets(text: str, start: int, n: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Computation:
     name: str
     instructions: list[Instruction]
@@ -672,7 +673,7 @@ class Computation:
         return f"<Computation {self.name}: {len(self.instructions)} instructions>"
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class StackFrameTables:
     file_names: list[tuple[int, str]] = field(default_factory=list)
     function_names: list[tuple[int, str]] = field(default_factory=list)
@@ -691,7 +692,7 @@ class StackFrameTables:
     __hash__ = None  # type: ignore[assignment]
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Module:
     name: str
     computations: list[Computation]

@@ -9,20 +9,21 @@ XLA prints attributes in, which is the canonical order our printer uses.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Optional
+
+from .records import record
 
 VARIADIC = -1
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class AttrSpec:
     name: str
     kind: str
     required: bool = False
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class OpSpec:
     """One opcode's entry.  Flags default to what a plain computing opcode is; an effectful opcode is
     safe by default (not folded) until declared otherwise."""

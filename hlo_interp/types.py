@@ -7,9 +7,10 @@ work on names, and `hlo fmt`/`hlo check` start faster without them.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Optional
+
+from .records import record
 
 _DTYPES: dict[str, Any] = {}  # type name -> np.dtype, filled on first use
 
@@ -24,7 +25,7 @@ def _load_dtypes() -> dict[str, Any]:
     return _DTYPES
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PrimitiveType:
     name: str
     bits: int

@@ -25,6 +25,7 @@ LAYERS = ("types", "ir", "syntax", "shapes", "ops", "evaluator", "tools", "cli",
 LAYER_OF = {
     "types": "types",
     "version": "types",  # the version string, read by the CLIs and by pyproject.toml
+    "records": "types",  # the data-class decorator the layers above use (dataclass, made cheaply)
     "ir": "ir",
     "opcodes": "ir",  # the opcode table: plain data about opcodes, imports nothing of the package
     "diagnostics": "ir",  # errors with source locations, SourceText; used by every layer above

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 from typing import Any, Optional
 
 from .. import ir
+from ..records import record
 from ..opcodes import COMMON_ATTRS, HEADER_ATTRS, schema_for
 from .literals import format_literal
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PrintOptions:
     strip_metadata: bool = False
     strip_backend_config: bool = False
@@ -448,7 +448,7 @@ def tables_text(t: ir.StackFrameTables) -> str:
     return "\n\n".join(blocks)
 
 
-@dataclass
+@record
 class Names:
     """Renaming for --canonical-names: computations by position, instructions tmp_N per computation."""
     computations: dict[str, str]
