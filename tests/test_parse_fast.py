@@ -90,9 +90,9 @@ ENTRY %main.4 (Arg_0.1: f32[2,3], Arg_1.2: s32[]) -> f32[2,3] {
 
 
 def test_fast_tokens_are_used_on_dump_text():
-    # the point of the fast path: most lines of a dump are read as one token
+    # the point of the fast path: most lines of a dump are read as one token (here every line)
     counts = _count_fast(DUMP)
-    assert counts == {"instruction": 10, "signature": 2}
+    assert counts == {"instruction": 11, "signature": 2}
 
 
 def test_dump_text_same_ir(monkeypatch):
@@ -177,6 +177,48 @@ CASES = {
     "slice_attr": "ENTRY e {\n  %p = f32[4,8]{1,0} parameter(0)\n  ROOT %s = f32[2,4]{1,0} slice(%p), slice={[0:2], [0:8:2]}\n}\n",
     "slice_attr_signs": "ENTRY e {\n  %p = f32[4]{0} parameter(0)\n  ROOT %s = f32[2]{0} slice(%p), slice={[+0:2]}\n}\n",
     "slice_attr_bad": "ENTRY e {\n  %p = f32[4]{0} parameter(0)\n  ROOT %s = f32[2]{0} slice(%p), slice={[0:2], 3}\n}\n",
+    # tuple-shaped results (a tuple of plain shapes, with index comments)
+    "tuple_result_index_comments": "ENTRY e {\n  a = f32[] parameter(0)\n  ROOT t = (f32[], f32[], f32[], f32[], f32[], "
+                                   "/*index=5*/f32[]{}, f32[]) tuple(%a, %a, %a, %a, %a, /*index=5*/%a, %a)\n}\n",
+    "tuple_result_spaces": "ENTRY e {\n  a = f32[2]{0} parameter(0)\n  ROOT t = ( f32[2]{0} ,f32[2] ) tuple(a, a)\n}\n",
+    "tuple_result_empty": "ENTRY e {\n  ROOT t = () tuple()\n}\n",
+    "tuple_result_nested": "ENTRY e {\n  a = f32[] parameter(0)\n  ROOT t = ((f32[]), f32[]) tuple(a, a)\n}\n",
+    "tuple_result_spaced_layout": "ENTRY e {\n  a = f32[2]{0} parameter(0)\n  ROOT t = (f32[2] {0}) tuple(a)\n}\n",
+    "tuple_result_bad_layout": "ENTRY e {\n  a = f32[2]{0} parameter(0)\n  ROOT t = (f32[], f32[2]{1,0}) tuple(a, a)\n}\n",
+    "tuple_result_other_comment": "ENTRY e {\n  a = f32[] parameter(0)\n  ROOT t = (f32[], /*x*/f32[]) tuple(a, a)\n}\n",
+    "tuple_result_type_name": "ENTRY e {\n  a = f32[] parameter(0)\n  ROOT t = (f33[]) tuple(a)\n}\n",
+    # other attribute values, read by the grammar's `value` rule
+    "convolution_window_dim_labels": "ENTRY e {\n  p = f32[1,4,4,2]{3,2,1,0} parameter(0)\n  f = f32[3,3,2,2]{3,2,1,0} parameter(1)\n"
+                                     "  ROOT c = f32[1,4,4,2]{3,2,1,0} convolution(p, f), window={size=3x3 pad=1_1x1_1}, "
+                                     "dim_labels=b01f_01io->b01f, metadata={op_name=\"c\"}\n}\n",
+    "window_bad": "ENTRY e {\n  p = f32[4]{0} parameter(0)\n  z = f32[] constant(0)\n"
+                  "  ROOT r = f32[2]{0} reduce-window(p, z), window={size=2x stride=2}, to_apply=add\n}\n",
+    "padding": "ENTRY e {\n  p = f32[4]{0} parameter(0)\n  z = f32[] constant(0)\n  ROOT q = f32[7]{0} pad(p, z), padding=2_1\n}\n",
+    "padding_then_comment": "ENTRY e {\n  p = f32[4]{0} parameter(0)\n  z = f32[] constant(0)\n"
+                            "  ROOT q = f32[7]{0} pad(p, z), padding=2_1 // c, padding=0_0\n}\n",
+    "sharding": "ENTRY e {\n  p = f32[8,8]{1,0} parameter(0), sharding={devices=[2,1]<=[2]}\n"
+                "  ROOT n = f32[8,8]{1,0} negate(p), sharding={replicated}\n}\n",
+    "sharding_tuple": "ENTRY e {\n  p = f32[] parameter(0)\n  ROOT t = (f32[], f32[]) tuple(p, p), "
+                      "sharding={{maximal device=1}, {replicated}}\n}\n",
+    "sharding_unbalanced": "ENTRY e {\n  p = f32[8]{0} parameter(0), sharding={replicated\n  ROOT n = f32[8]{0} negate(p)\n}\n",
+    "replica_groups": "HloModule m, replica_count=4\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
+                      "  ROOT s = f32[] add(x, y)\n}\nENTRY e {\n  p = f32[8]{0} parameter(0)\n"
+                      "  ROOT r = f32[8]{0} all-reduce(p), channel_id=1, replica_groups={{0,1},{2,3}}, to_apply=add\n}\n",
+    "frontend_attributes_strings": 'ENTRY e {\n  p = f32[] parameter(0), frontend_attributes={a="1,2",b="{x}"}\n'
+                                   '  ROOT n = f32[] negate(p)\n}\n',
+    "frontend_attributes_kv": 'ENTRY e {\n  p = f32[] parameter(0), frontend_attributes={a="1"}\n  ROOT n = f32[] negate(p)\n}\n',
+    "string_with_comma": 'ENTRY e {\n  p = f32[] parameter(0)\n  ROOT c = f32[] custom-call(p), custom_call_target="a,b", '
+                         'api_version=API_VERSION_TYPED_FFI\n}\n',
+    "string_unterminated": 'ENTRY e {\n  p = f32[] parameter(0)\n  ROOT c = f32[] custom-call(p), custom_call_target="a, x=[1\n}\n',
+    "control_predecessors": "ENTRY e {\n  p = f32[] parameter(0)\n  a = f32[] negate(p)\n"
+                            "  ROOT b = f32[] exponential(p), control-predecessors={a}\n}\n",
+    "value_space_after_equals": "ENTRY e {\n  p = f32[4]{0} parameter(0)\n  z = f32[] constant(0)\n  ROOT q = f32[7]{0} pad(p, z), padding= 2_1\n}\n",
+    # metadata written otherwise than the printer writes it (order, separators)
+    "metadata_other_order": 'ENTRY e {\n  p = f32[] parameter(0)\n  ROOT n = f32[] negate(p), metadata={source_line=3 op_name="n"}\n}\n',
+    "metadata_commas": 'ENTRY e {\n  p = f32[] parameter(0)\n  ROOT n = f32[] negate(p), metadata={op_name="n",source_line=3}\n}\n',
+    # operands written as the printer writes them, and otherwise
+    "operands_six": "ENTRY e {\n  a = f32[1]{0} parameter(0)\n  ROOT c = f32[6]{0} concatenate(%a, %a, %a, %a, %a, %a), dimensions={0}\n}\n",
+    "operands_no_space": "ENTRY e {\n  a = f32[] parameter(0)\n  ROOT c = f32[] add(%a,%a)\n}\n",
 }
 
 
@@ -199,6 +241,20 @@ def test_cases_exercise_both_outcomes(monkeypatch):
         "error: <string>:1:13: error: layout has 2 dimensions, but the shape has 1")
     assert outcomes["duplicate_attribute"].startswith("error: <string>:3:50: error: attribute dimensions already exists")
     assert outcomes["constant_out_of_range"].startswith("error: <string>:2:26: error: value 300 is out of range")
+
+
+def test_fast_path_reads_tuple_results_and_any_attribute_value():
+    # every instruction line of these is read by the fast path; the others' odd line is not
+    def lines(text):
+        return sum(" = " in line for line in text.splitlines() if not line.startswith(("HloModule", "ENTRY")))
+    for name in ("tuple_result_index_comments", "tuple_result_spaces", "convolution_window_dim_labels", "padding",
+                 "sharding", "sharding_tuple", "replica_groups", "frontend_attributes_strings",
+                 "frontend_attributes_kv", "string_with_comma", "control_predecessors", "metadata_other_order",
+                 "operands_six"):
+        assert _count_fast(CASES[name])["instruction"] == lines(CASES[name]), name
+    for name in ("tuple_result_nested", "tuple_result_spaced_layout", "tuple_result_other_comment",
+                 "padding_then_comment", "frontend_attributes", "value_space_after_equals"):
+        assert _count_fast(CASES[name])["instruction"] == lines(CASES[name]) - 1, name
 
 
 def test_corpus_same_ir(monkeypatch):
@@ -336,6 +392,15 @@ def test_reused_source_lines_print_as_the_printer_prints(monkeypatch):
             assert to_text(m, PrintOptions(reuse_source=True)) == to_text(m), f
     assert reused > 1000
     marked = hlo_interp.parse(DUMP)
-    # constants are printed, `sharding={replicated}` is read token by token, `cmp` has unknown attributes
+    # constants are printed, `cmp` has unknown attributes (`t`'s sharding={replicated} is read as written)
     assert [i.name for c in marked.computations for i in c.instructions if i.canonical_end is None] == [
-        "constant.1", "c", "t", "cmp"]
+        "constant.1", "c", "cmp"]
+    # metadata, operands and tuple shapes are copied only when written as the printer writes them
+    text = ('HloModule m\n\nENTRY %e (a: f32[]) -> (f32[], f32[]) {\n  %a = f32[] parameter(0)\n'
+            '  %b = f32[] add(%a, %a), metadata={op_name="b" source_line=3}\n'
+            '  %c = f32[] add(%a, %b), metadata={source_line=3 op_name="c"}\n'
+            '  %d = f32[] add(%a,%b)\n'
+            '  ROOT %t = (f32[], f32[]) tuple(%c, %d), sharding={{replicated}, {maximal device=0}}\n}\n\n')
+    m = hlo_interp.parse(text)
+    assert [i.name for i in m.entry.instructions if i.canonical_end is None] == ["c", "d"]
+    assert to_text(m, PrintOptions(reuse_source=True)) == to_text(m) == hlo_interp.format_text(text)

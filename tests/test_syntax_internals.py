@@ -43,7 +43,7 @@ def test_lark_table_layout_is_the_one_driver_reads():
     of states), so a Lark that changed its layout or its analysis fails here with a clear message."""
     from hlo_interp.syntax import parser as P
     table, callbacks, shift = driver.lark_table(P._lark())
-    assert set(table.start_states) == set(lalr_table.START_STATES) == {"hlo", "literal", "shape"}
+    assert set(table.start_states) == set(lalr_table.START_STATES) == {"hlo", "literal", "shape", "value"}
     assert len(table.states) == len(lalr_table.STATES)
     shifts = sum(action is shift for actions in table.states.values() for action, _ in actions.values())
     assert shifts == sum(a >= 0 for row in lalr_table.STATES for a in row.values())

@@ -12,9 +12,12 @@ computation starts with a signature `(p0: f32[4], ...) -> f32[4]`.  Where the to
 would start one of these (INSTR_DEF, ROOT; `(`) and a single regex made of the grammar's own
 terminal patterns matches the whole of it, one FAST token stands for all its tokens; the driver
 pushes it as the nonterminal (`instruction`, `signature`) and the parser builds from its pieces
-exactly what its rules build from the tokens.  Anything unusual on the line (comments, nested
-operands, frontend_attributes, a line break inside) is lexed token by token, and a parse that fails
-with fast tokens is redone without them (parser._parse), so that errors are those of the grammar.
+exactly what its rules build from the tokens.  Result shapes may be tuples of plain shapes; an
+attribute value without a pattern of its own (window, sharding, padding, replica groups, ...) is kept as
+its text and read with the grammar's `value` rule (once per distinct text).  Anything unusual on the
+line (comments, nested operands, operands written with shapes, frontend attribute values in braces, a
+line break inside) is lexed token by token, and a parse that fails with fast tokens is redone without
+them (parser._parse), so that errors are those of the grammar.
 Consecutive instruction lines make one FAST token (_fast_block), each line built by the parser as it is
 read.  Measured on a 28.8 MB XLA:CPU dump: 2.0 MB/s token by token, 6 MB/s with one token per line;
 one per block, with metadata kept as text: 8-12 MB/s (bench/parse.py).
@@ -238,21 +241,32 @@ class HloLexer:
         if not self.fast_ok:
             return
         self.root_type = self.keywords["ROOT"]
+        # The result shape: a SHAPE_FAST, or a tuple of them written on the line (without nested
+        # parentheses), which _fast_instruction accepts when fast_tuple matches it exactly.
         self.fast_head = re.compile(
             r"[ \t\f\r\n]*(?:(ROOT)[ \t]+)?(%?[A-Za-z_][\w.-]*)[ \t]+=[ \t]+"
-            rf"({pats['SHAPE_FAST']})[ \t]+"
-            rf"(?:({pats['OP_CALL_FAST']})|parameter\(([-+]?[0-9]+)\)|constant\(([^()]*)\)"
+            rf"({pats['SHAPE_FAST']}|\([^()\n]*\))[ \t]+"
+            # `add(%a, %b)` as the printer writes it (at most 5 operands: no index comments), which
+            # OP_CALL_FAST matches too; then any OP_CALL_FAST
+            r"(?:([a-z][a-z0-9-]*)\(((?:%[A-Za-z_][\w.-]*(?:, %[A-Za-z_][\w.-]*){0,4})?)\)"
+            rf"|({pats['OP_CALL_FAST']})|parameter\(([-+]?[0-9]+)\)|constant\(([^()]*)\)"
             # `fusion(%a, %b, %c, %d, %e, /*index=5*/%f)`: operands with XLA's index comments
             r"|([a-z][a-z0-9-]*)\((%[A-Za-z_][\w.-]*(?:,[ \t]*(?:/\*index=[0-9]+\*/)?[ \t]*%[A-Za-z_][\w.-]*)*)\))")
+        # A value of metadata's canonical form (printer.canonical_metadata_pattern, not empty: a part
+        # of KV_FAST's language) first, so that a canonical line's metadata is read once.
+        from .printer import canonical_metadata_pattern
         self.fast_attr = re.compile(
             r",[ \t]*([A-Za-z_][\w.-]*)="
-            rf"(?:({pats['KV_FAST']})|({pats['INTS_FAST']})|(\{{\}})|([-+]?[0-9]+)|({pats['STRING']})"
+            rf"(?:((?=\{{[a-z]){canonical_metadata_pattern()})|({pats['KV_FAST']})|({pats['INTS_FAST']})|(\{{\}})|([-+]?[0-9]+)|({pats['STRING']})"
             r"|(%?[A-Za-z_][\w.-]*)"
             # slice={[0:2], [4:8:2]}
             r"|(\{\[[-+]?[0-9]+:[-+]?[0-9]+(?::[-+]?[0-9]+)?\](?:,[ \t]*\[[-+]?[0-9]+:[-+]?[0-9]+(?::[-+]?[0-9]+)?\])*\})"
             r")(?=,|[ \t\r]*(?:\n|\Z))")
         # backend_config={...}: the brace-balanced raw text the lexer makes a JSON_DICT of
         self.fast_json_attr = re.compile(r",[ \t]*(backend_config)=(?=\{)")
+        # any other `, name=value` on the line: the value's text, up to a `,` outside brackets and
+        # strings, parsed with the grammar's `value` rule when the parser builds the line (V_RAW)
+        self.fast_raw_attr = re.compile(r",[ \t]*([A-Za-z_][\w.-]*)=(?=[^ \t\r\n,])")
         self.fast_eol = re.compile(r"[ \t\r]*(?:\n|\Z)")
         self.fast_instr_names: dict[str, bool] = {}  # name -> `name = ` lexes as INSTR_DEF
         self.fast_words: dict[str, str | None] = {}  # attribute value word -> its terminal, if NAME/TRUE/FALSE
@@ -260,6 +274,11 @@ class HloLexer:
         self.fast_opnames: dict[str, bool] = {}  # opcode -> `op(%a, /*c*/%b)` lexes as NAME `(` ...
         # Computation signatures `(p0: f32[4], p1: s32[]) -> f32[4]` (see _fast_signature).
         shape = re.sub(r"\(\?P<\w+>", "(?:", pats["SHAPE_FAST"])
+        # A tuple result shape `(f32[4]{0}, /*index=5*/s32[])`: `(`, SHAPE_FASTs separated by `,` with
+        # XLA's index comments, `)` (compiled when a line first has one: start-up)
+        elem = r"[ \t]*(?:/\*index=[0-9]+\*/[ \t]*)?" + shape
+        self.fast_tuple_pattern = rf"\((?:{elem}(?:[ \t]*,{elem})*)?[ \t]*\)"
+        self.fast_tuples: dict[str, bool] = {}  # the text of a tuple shape -> fast_tuple matches it
         param = r"%?[A-Za-z_][\w.-]*:[ \t]*" + shape
         self.fast_sig = re.compile(
             rf"\([ \t]*(?:{param}(?:[ \t]*,[ \t]*{param})*)?[ \t]*\)[ \t]*->[ \t]*"
@@ -442,17 +461,23 @@ class HloLexer:
     def _fast_instruction(self, text: str, pos: int, end: int, mode: int):
         """The common instruction line, `[ROOT] %name = f32[4]{0} op(%a, %b), key=value, ...` up to
         the end of its line: (pieces, offset after it), or None to lex the line token by token.  It is taken only where the token-by-token lexer would produce
-        INSTR_DEF (or ROOT then INSTR_DEF), SHAPE_FAST, then OP_CALL_FAST, `parameter ( INT )`,
-        `constant( LITERAL_BODY )` or NAME `(` %NAMEs separated by `,` and /*index=N*/ `)`, then per attribute ATTR_NEXT and one KV_FAST, INTS_FAST, STRING,
-        INT or NAME token (or `{` `}`), and nothing more on the line, with no lexer state involved
-        (no frontend_attributes or backend_config).  The pieces are the text and offset of each of
-        those tokens; the parser (_Builder.fast_instruction) makes of them what its rules make of
-        the tokens.  The last piece is the offset where the line's text ends when it is written with
+        INSTR_DEF (or ROOT then INSTR_DEF), SHAPE_FAST (or `(` SHAPE_FASTs `)`), then OP_CALL_FAST,
+        `parameter ( INT )`, `constant( LITERAL_BODY )` or NAME `(` %NAMEs separated by `,` and
+        /*index=N*/ `)`, then per attribute ATTR_NEXT and one KV_FAST, INTS_FAST, STRING, INT or NAME
+        token (or `{` `}`, a JSON_DICT of backend_config, or the tokens of any other value on the line:
+        V_RAW), and nothing more on the line.  The pieces are the text and offset of each of those
+        tokens; the parser (_Builder.fast_instruction) makes of them what its rules make of the tokens.  The last piece is the offset where the line's text ends when it is written with
         single spaces as the printer writes it (-1 otherwise)."""
         m = self.fast_head.match(text, pos, end)
         if m is None:
             return None
-        root, name, shape = m.group(1, 2, 3)
+        root, name, shape, opcode, args, call, pnum, const, opname, opargs = m.group(1, 2, 3, 7, 8, 9, 10, 11, 12, 13)
+        if shape[0] == "(":
+            ok = self.fast_tuples.get(shape)
+            if ok is None:
+                ok = self.fast_tuples[shape] = re.fullmatch(self.fast_tuple_pattern, shape) is not None
+            if not ok:
+                return None
         if mode == AT_NAME:
             if root is not None:
                 return None
@@ -465,18 +490,22 @@ class HloLexer:
                                                     or _NO).lastgroup == "INSTR_DEF"
             if not ok:
                 return None
-        call, pnum, const, opname, opargs = m.group(7, 8, 9, 10, 11)
         name_pos = m.start(2)
         shape_pos = m.start(3)
         p = m.end()
-        if call is not None:
+        if opcode is not None:
+            ok = self.fast_opcodes.get(opcode)
+            if ok is None:
+                ok = self._fast_opcode(opcode)
+            if not ok:
+                return None
+            form, op_pos, args_pos = FAST_CALL_CANON, p - len(args) - len(opcode) - 2, 0
+        elif call is not None:
             paren = call.index("(")
             opcode = call[:paren]
             ok = self.fast_opcodes.get(opcode)
             if ok is None:
-                probe = self.dispatch[opcode[0]].match(opcode + "(%a)")
-                ok = self.fast_opcodes[opcode] = (opcode != "parameter" and probe is not None
-                                                  and probe.lastgroup == "OP_CALL_FAST")
+                ok = self._fast_opcode(opcode)
             if not ok:
                 return None
             form, op_pos, args, args_pos = FAST_CALL, p - len(call), call[paren + 1:-1], 0
@@ -502,8 +531,11 @@ class HloLexer:
             attr_match = self.fast_attr.match
             words = self.fast_words
             while True:
+                a_pos = p
                 a = attr_match(text, p, end)
                 key = a.group(1) if a is not None else None
+                if key == "frontend_attributes":  # read as a raw value (the lexer has a state for it)
+                    key = None
                 if key is None or key == "backend_config":
                     j = self.fast_json_attr.match(text, p, end)
                     if j is not None:  # what the lexer reads as JSON_DICT
@@ -521,9 +553,23 @@ class HloLexer:
                             return None
                         break
                     if key is None:
-                        return None  # the lexer reads the rest of the line
-                elif key == "frontend_attributes":
-                    return None
+                        r = self.fast_raw_attr.match(text, p, end)
+                        if r is None:
+                            return None  # the lexer reads the rest of the line
+                        key = r.group(1)
+                        vpos = r.end()
+                        close = _value_end(text, vpos, end, key == "frontend_attributes")
+                        if close < 0 or key == "backend_config":
+                            return None
+                        key_pos = r.start(1)
+                        value = text[vpos:close].rstrip(" \t\r")
+                        attrs.append((key, key_pos, V_RAW, value, vpos))
+                        if spaced and key_pos != p + 2:
+                            spaced = False
+                        p = close
+                        if text.startswith(",", p):
+                            continue
+                        break
                 k = a.lastindex
                 if k == V_NAME:  # a word: a NAME, or the keyword true or false
                     word = a.group(k)
@@ -550,7 +596,7 @@ class HloLexer:
                     attrs.append((key, key_pos, k, value, p - len(value)))
                 else:
                     attrs.append((key, key_pos, k, None, 0))
-                if spaced and key_pos != a.start() + 2:
+                if spaced and key_pos != a_pos + 2:
                     spaced = False
                 if not text.startswith(",", p):
                     break  # the end of the line (fast_attr looked ahead for it)
@@ -558,6 +604,13 @@ class HloLexer:
             return None
         return (root is not None, name, name_pos, shape, shape_pos, form, opcode, op_pos, args, args_pos, attrs,
                 p if spaced else -1, p)
+
+    def _fast_opcode(self, opcode: str) -> bool:
+        """Whether `opcode(%a)` lexes as one OP_CALL_FAST (remembered in fast_opcodes)."""
+        probe = self.dispatch[opcode[0]].match(opcode + "(%a)")
+        ok = self.fast_opcodes[opcode] = (opcode != "parameter" and probe is not None
+                                          and probe.lastgroup == "OP_CALL_FAST")
+        return ok
 
     def _fast_signature(self, text: str, pos: int, end: int):
         """A computation's signature `(p0: f32[4], p1: s32[]) -> f32[4]` (before its `{`) as one
@@ -584,12 +637,66 @@ class HloLexer:
 
 # FAST pieces: how the operands are written, and the kinds of attribute values (the group
 # numbers of HloLexer.fast_attr).
-FAST_CALL, FAST_PARAMETER, FAST_CONSTANT, FAST_OPERANDS = 0, 1, 2, 3
+FAST_CALL, FAST_PARAMETER, FAST_CONSTANT, FAST_OPERANDS, FAST_CALL_CANON = 0, 1, 2, 3, 4  # (the last: `%a, %b` as printed)
 AT_NAME, AT_ROOT, AT_LINE = 0, 1, 2
-V_KV, V_INTS, V_EMPTY, V_INT, V_STRING, V_NAME, V_SLICE = 2, 3, 4, 5, 6, 7, 8
-V_JSON, V_TRUE, V_FALSE = 9, 10, 11  # not groups: a brace-balanced raw value, the keywords true and false
+V_KV_CANON, V_KV, V_INTS, V_EMPTY, V_INT, V_STRING, V_NAME, V_SLICE = 2, 3, 4, 5, 6, 7, 8, 9
+V_JSON, V_TRUE, V_FALSE = 10, 11, 12  # not groups: a brace-balanced raw value, the keywords true and false
+V_RAW = 13  # any other value: its text, read by the grammar's `value` rule (_value_end finds where it ends)
+# (V_KV_CANON: a KV_FAST written as the printer writes metadata)
 FAST = "FAST"  # the type of tokens that stand for a whole nonterminal (never a grammar terminal)
 _NO = re.match("(?P<_>)", "")  # a match whose lastgroup is no terminal
+
+
+_VALUE_STOPS = re.compile(r"""[][(){},"'\n/]""")
+
+
+def _value_end(text: str, pos: int, end: int, no_inner_braces: bool) -> int:
+    """Where the attribute value starting at `pos` ends: the offset of the `,` outside brackets and
+    strings that follows it, or of the end of its line; -1 when the value spans lines, has a comment,
+    unbalanced brackets or an unterminated string (or, with `no_inner_braces`, a `{` inside its
+    outer braces: frontend attributes, whose inner braces the lexer reads as raw text)."""
+    depth = 0
+    braces = 0
+    find = _VALUE_STOPS.search
+    i = pos
+    while True:
+        m = find(text, i, end)
+        if m is None:
+            return end if depth == 0 else -1
+        ch = m.group()
+        i = m.end()
+        if ch in "([{":
+            depth += 1
+            if ch == "{":
+                braces += 1
+                if no_inner_braces and braces > 1:
+                    return -1
+        elif ch in ")]}":
+            depth -= 1
+            if depth < 0:
+                return -1
+        elif ch == "," or ch == "\n":
+            if depth == 0:
+                return i - 1
+            if ch == "\n":
+                return -1
+        elif ch == "/":
+            if text.startswith("/*", i - 1) or text.startswith("//", i - 1):
+                return -1
+        else:  # a quoted string, its escapes skipped
+            j = i
+            while True:
+                k = text.find(ch, j, end)
+                nl = text.find("\n", j, k if k >= 0 else end)
+                if k < 0 or nl >= 0:
+                    return -1
+                b = k - 1
+                while text[b] == "\\":
+                    b -= 1
+                if (k - 1 - b) % 2 == 0:
+                    break
+                j = k + 1
+            i = k + 1
 
 
 _WS = re.compile(r"[ \t\f\r\n]+")

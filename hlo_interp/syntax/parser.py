@@ -133,6 +133,7 @@ class _Ctx:
         self.brace_cache: dict[str, ir.GBraces] = {}
         # (opcode, attribute) -> {value text: decoded value} for the fast path (immutable values only)
         self.value_cache: dict[tuple[str, str], dict] = {}
+        self.line_plans: dict[tuple, tuple] = {}  # (opcode, attribute names) -> _Builder._line_plan
         self.kv_item_cache: dict[tuple, ir.GKeyVal] = {}
 
     def builder_inline_computation(self, braces: ir.GBraces, attr: str, ins_name: str) -> str:
@@ -435,18 +436,19 @@ class _Builder:
         return self.computation(c[:i] + [name, ("sig", [], c[i + 1])] + c[i + 2:])
 
     def _check_instructions(self, comp: ir.Computation) -> None:
-        seen: dict[str, ir.Instruction] = {}
-        roots = []
-        for ins in comp.instructions:
-            if ins.name in seen:
-                prev = seen[ins.name]
-                err = self._err_at_loc(ins.loc, f"instruction already exists: {ins.name}")
-                if prev.loc:
-                    err.notes.append(f"previously defined at line {prev.loc.line}")
-                raise err
-            seen[ins.name] = ins
-            if ins.is_root:
-                roots.append(ins)
+        instrs = comp.instructions
+        names = [ins.name for ins in instrs]
+        if len(set(names)) != len(names):  # (the common case in one C-level pass)
+            seen: dict[str, ir.Instruction] = {}
+            for ins in instrs:
+                if ins.name in seen:
+                    prev = seen[ins.name]
+                    err = self._err_at_loc(ins.loc, f"instruction already exists: {ins.name}")
+                    if prev.loc:
+                        err.notes.append(f"previously defined at line {prev.loc.line}")
+                    raise err
+                seen[ins.name] = ins
+        roots = [ins for ins in instrs if ins.is_root]
         comp.root_marked = bool(roots)
         if len(roots) > 1:
             raise self._err_at_loc(roots[1].loc, f"computation {comp.name} has more than one ROOT")
@@ -517,9 +519,11 @@ class _Builder:
         got = _LINE_SHAPES.get(shape_text)
         source = self.ctx.source
         if got is None:
-            shape = _FAST_SHAPES.get(shape_text)
-            if shape is None:
-                shape = _FAST_SHAPES[shape_text] = _decode_fast_shape(shape_text, shape_pos, source)
+            if shape_text[0] == "(":  # a tuple of SHAPE_FASTs: what tuple_shape makes of them
+                shape = ir.TupleShape(tuple(_fast_shape(m.group(), shape_pos + m.start(), source)
+                                            for m in _FAST_SHAPE_RE.finditer(shape_text)))
+            else:
+                shape = _fast_shape(shape_text, shape_pos, source)
             got = _LINE_SHAPES[shape_text] = (shape, ir.shape_text(shape) == shape_text)
         shape, canonical = got
         if name[0] == "%":
@@ -529,7 +533,10 @@ class _Builder:
         if end < 0:
             canonical = False
         literal = param_no = None
-        if form == _FAST_CALL:  # `%a, %b`: where each name is, is worked out when asked for
+        if form == _FAST_CALL_CANON:  # `%a, %b` as the printer writes it
+            operands = args[1:].split(", %") if args else []
+            offsets = op_pos + len(opcode) + 1
+        elif form == _FAST_CALL:  # `%a, %b`: where each name is, is worked out when asked for
             if args:  # (names have no '%' or ' ' in them)
                 operands = args.replace("%", "").replace(" ", "").split(",")
                 n = len(operands)
@@ -564,9 +571,10 @@ class _Builder:
                 ins.canonical_end = end
             return ins
         keys = (raw_attrs[0][0],) if len(raw_attrs) == 1 else tuple([a[0] for a in raw_attrs])
-        plan = _FAST_PLANS.get((opcode, keys))
-        if plan is None:
-            plan = _FAST_PLANS[(opcode, keys)] = _fast_attr_plan(opcode, keys)
+        line_plan = self.ctx.line_plans.get((opcode, keys))
+        if line_plan is None:
+            line_plan = self._line_plan(opcode, keys)
+        plan, caches = line_plan
         if plan is False:  # unknown or repeated attributes: the general decoding (and its messages)
             ins = ir.Instruction(name, opcode, shape, operands, {}, literal, param_no, is_root,
                                  ir.Location(source, name_pos), {}, (), None, offsets)
@@ -580,17 +588,13 @@ class _Builder:
             canonical = False
         vals = []
         pending = None
-        value_cache = self.ctx.value_cache
-        for (key, key_pos, kind, vtext, vpos), spec in zip(raw_attrs, specs):
-            if kind == _V_KV and spec.kind == "metadata" and "\\" not in vtext:
+        for (key, key_pos, kind, vtext, vpos), spec, cache in zip(raw_attrs, specs, caches):
+            if kind <= _V_KV and spec.kind == "metadata" and "\\" not in vtext:
                 pending = vtext
                 vals.append(None)
-                if canonical and canonical_metadata().fullmatch(vtext) is None:
+                if canonical and kind == _V_KV and (_CANONICAL_METADATA or _canonical_metadata())(vtext) is None:
                     canonical = False
                 continue
-            cache = value_cache.get((opcode, key))
-            if cache is None:
-                cache = value_cache[(opcode, key)] = {}
             ckey = vtext if vtext is not None else kind
             got = cache.get(ckey)
             if got is None:
@@ -604,8 +608,10 @@ class _Builder:
             vals.append(got[0])
             if not got[1]:
                 canonical = False
-        ins = _new_instruction(name, opcode, shape, operands, {keys[i]: vals[i] for i in perm}, literal, param_no,
-                               is_root, ir.Location(source, name_pos), raw_attrs, offsets)
+        attrs = {keys[0]: vals[0]} if len(vals) == 1 else dict(zip(keys, vals)) if in_order else \
+            {keys[i]: vals[i] for i in perm}
+        ins = _new_instruction(name, opcode, shape, operands, attrs, literal, param_no, is_root,
+                               ir.Location(source, name_pos), raw_attrs, offsets)
         if pending is not None:
             ins.pending_metadata = pending
         if check:
@@ -614,13 +620,24 @@ class _Builder:
             ins.canonical_end = end
         return ins
 
+    def _line_plan(self, opcode: str, keys: tuple) -> tuple:
+        """(the attribute plan of an opcode with these attribute names, this parse's cache of decoded
+        values for each of them), remembered per parse under (opcode, keys)."""
+        plan = _FAST_PLANS.get((opcode, keys))
+        if plan is None:
+            plan = _FAST_PLANS[(opcode, keys)] = _fast_attr_plan(opcode, keys)
+        value_cache = self.ctx.value_cache
+        caches = [value_cache.setdefault((opcode, k), {}) for k in keys]
+        got = self.ctx.line_plans[(opcode, keys)] = (plan, caches)
+        return got
+
     def _fast_generic(self, kind: int, vtext: Optional[str], vpos: int):
         """The generic value (what the attribute rules make) of a fast attribute value."""
-        if kind == _lexer.V_KV or kind == _lexer.V_INTS:
+        if kind <= _lexer.V_INTS:
             cache = self.ctx.brace_cache
             v = cache.get(vtext)
             if v is None:
-                v = self._kv_braces(vtext, vpos) if kind == _lexer.V_KV else _ints_braces(vtext)
+                v = self._kv_braces(vtext, vpos) if kind != _lexer.V_INTS else _ints_braces(vtext)
                 cache[vtext] = v
             return v
         if kind == _lexer.V_NAME:
@@ -633,6 +650,8 @@ class _Builder:
             return ir.GBraces((), ())
         if kind == _lexer.V_JSON:
             return ir.GRaw("json", vtext)
+        if kind == _lexer.V_RAW:  # what `attr` makes of the value's tokens
+            return _gval(_run(self.ctx.source, "value", vpos, vpos + len(vtext)))
         if kind == _lexer.V_SLICE:
             items = tuple(ir.GBrackets((ir.GSliceRange(tuple(int(x) for x in r if x)),))
                           for r in _SLICE_RANGES.findall(vtext))
@@ -1110,6 +1129,7 @@ class _Builder:
 
 _OPERAND_NAMES = re.compile(r"%([A-Za-z_][\w.-]*)")
 _FAST_CALL, _FAST_PARAMETER, _FAST_OPERANDS = _lexer.FAST_CALL, _lexer.FAST_PARAMETER, _lexer.FAST_OPERANDS
+_FAST_CALL_CANON = _lexer.FAST_CALL_CANON
 _V_KV = _lexer.V_KV
 _SLICE_RANGES = re.compile(r"\[([-+]?[0-9]+):([-+]?[0-9]+)(?::([-+]?[0-9]+))?\]")
 _new_instruction = ir.parsed_instruction
@@ -1232,9 +1252,26 @@ def _ints_braces(text: str) -> ir.GBraces:
 
 
 _KV_ITEM = re.compile(r'([A-Za-z_][\w.-]*)=(?:("(?:[^"\\\n]|\\.)*")|(-?[0-9]+))([ ,]?)')
+_CANONICAL_METADATA = None  # canonical_metadata().fullmatch, once compiled
+
+
+def _canonical_metadata():
+    global _CANONICAL_METADATA
+    _CANONICAL_METADATA = canonical_metadata().fullmatch
+    return _CANONICAL_METADATA
+
+
 _FAST_SHAPES: dict[str, ir.ArrayShape] = {}
-_LINE_SHAPES: dict[str, tuple[ir.ArrayShape, bool]] = {}  # and whether the text is the printer's
+_LINE_SHAPES: dict[str, tuple[ir.Shape, bool]] = {}  # and whether the text is the printer's
 _FAST_SHAPE_RE = re.compile(r"(\w+)\[([0-9,]*)\](?:\{([0-9,]*)\})?")
+
+
+def _fast_shape(text: str, pos: int, source: SourceText) -> ir.ArrayShape:
+    """The shape of a SHAPE_FAST token's text (one object per text)."""
+    shape = _FAST_SHAPES.get(text)
+    if shape is None:
+        shape = _FAST_SHAPES[text] = _decode_fast_shape(text, pos, source)
+    return shape
 
 
 def _decode_fast_shape(text: str, pos: int, source: SourceText) -> ir.ArrayShape:
@@ -1352,7 +1389,7 @@ def _lark() -> "lark.Lark":
 
     text = grammar_text()
     _lexer.set_grammar_text(text)
-    kw = dict(parser="lalr", lexer=_LarkHloLexer, start=["hlo", "literal", "shape"],
+    kw = dict(parser="lalr", lexer=_LarkHloLexer, start=["hlo", "literal", "shape", "value"],
               transformer=_BUILDER, maybe_placeholders=True, propagate_positions=False)
     cache = _cache_file(text)
     if cache is not None:

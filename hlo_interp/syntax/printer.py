@@ -141,14 +141,18 @@ _METADATA_ORDER = ("op_type", "op_name", "source_file", "source_line", "source_e
                    "preserve_layout", "scheduling_name", "stack_frame_id")
 
 
-@functools.lru_cache(maxsize=None)
-def canonical_metadata() -> "re.Pattern":
-    """`{op_name="a" source_line=3}` as _metadata prints it: known keys in its order, one space
-    between items, strings with nothing to escape, integers without leading zeros (compiled when
-    first needed: start-up)."""
+def canonical_metadata_pattern() -> str:
+    """The regex of `{op_name="a" source_line=3}` as _metadata prints it: known keys in its order,
+    one space between items, strings with nothing to escape, integers without leading zeros."""
     value = r'(?:"[^"\'\\\x00-\x1f\x7f]*"|-?[1-9][0-9]*|0)'
     items = "".join(rf"(?:{k}={value}(?: (?=[a-z])|(?=\}})))?" for k in _METADATA_ORDER)
-    return re.compile(r"\{" + items + r"\}")
+    return r"\{" + items + r"\}"
+
+
+@functools.lru_cache(maxsize=None)
+def canonical_metadata() -> "re.Pattern":
+    """canonical_metadata_pattern, compiled when first needed (start-up)."""
+    return re.compile(canonical_metadata_pattern())
 
 
 def _metadata(md: dict) -> str:
@@ -405,6 +409,10 @@ def computation_text(comp: ir.Computation, opts: PrintOptions = PrintOptions(), 
     cname = cmap.get(comp.name, comp.name) if cmap else comp.name
     lines = [f"{head}%{cname}{sig} {{"]
     if opts.reuse_source and not (names or opts.strip_metadata or opts.strip_backend_config):
+        # Canonical lines are copied from the source; consecutive ones written there as the printer
+        # joins them ("\n  " between) are copied as one span.
+        run_text = None
+        run_start = run_end = 0
         for ins in comp.instructions:
             end = ins.canonical_end
             if end is not None:
@@ -412,9 +420,19 @@ def computation_text(comp: ir.Computation, opts: PrintOptions = PrintOptions(), 
                 text = loc.source_text
                 start = loc.offset - 5 if ins.is_root else loc.offset
                 if not ins.is_root or text.startswith("ROOT ", start):
-                    lines.append("  " + text[start:end])
+                    if text is run_text and start == run_end + 3 and text.startswith("\n  ", run_end):
+                        run_end = end
+                        continue
+                    if run_text is not None:
+                        lines.append("  " + run_text[run_start:run_end])
+                    run_text, run_start, run_end = text, start, end
                     continue
+            if run_text is not None:
+                lines.append("  " + run_text[run_start:run_end])
+                run_text = None
             lines.append("  " + instruction_text(ins, opts, imap, cmap))
+        if run_text is not None:
+            lines.append("  " + run_text[run_start:run_end])
     else:
         for ins in comp.instructions:
             lines.append("  " + instruction_text(ins, opts, imap, cmap))
