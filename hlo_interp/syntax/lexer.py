@@ -155,10 +155,24 @@ class _Dispatch(dict):
         if ch in " \t\f\r\n" or ord(ch) > 127:
             sub = []
         else:
-            sub = [part for fc, part in self.firsts if fc is None or ch in fc]
-        pat = re.compile("|".join(sub)) if sub else None
+            # Every letter gets the alternation of all the terminals that can start with a letter
+            # (in the same order: those that cannot start with this one fail at once), compiled
+            # once: most of a text's characters are letters, and each alternation costs ~0.3 ms to
+            # compile (start-up); the token-by-token path is the rare one.
+            chars = _LETTERS if ch in _LETTERS else {ch}
+            sub = [part for fc, part in self.firsts if fc is None or not chars.isdisjoint(fc)]
+        pat = None
+        if sub:
+            text = "|".join(sub)
+            pat = _DISPATCH_PATTERNS.get(text)  # (characters with the same alternation share it)
+            if pat is None:
+                pat = _DISPATCH_PATTERNS[text] = re.compile(text)
         self[ch] = pat
         return pat
+
+
+_DISPATCH_PATTERNS: dict[str, "re.Pattern"] = {}
+_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 
 
 class Pattern:
@@ -253,15 +267,20 @@ class HloLexer:
             # `fusion(%a, %b, %c, %d, %e, /*index=5*/%f)`: operands with XLA's index comments
             r"|([a-z][a-z0-9-]*)\((%[A-Za-z_][\w.-]*(?:,[ \t]*(?:/\*index=[0-9]+\*/)?[ \t]*%[A-Za-z_][\w.-]*)*)\))")
         # A value of metadata's canonical form (printer.canonical_metadata_pattern, not empty: a part
-        # of KV_FAST's language) first, so that a canonical line's metadata is read once.
+        # of KV_FAST's language) first, so that a canonical line's metadata is read once.  Texts
+        # without metadata use the same regex with that alternative never matching (lex(); its
+        # compilation is most of the cost: start-up).
         from .printer import canonical_metadata_pattern
-        self.fast_attr = re.compile(
-            r",[ \t]*([A-Za-z_][\w.-]*)="
-            rf"(?:((?=\{{[a-z]){canonical_metadata_pattern()})|({pats['KV_FAST']})|({pats['INTS_FAST']})|(\{{\}})|([-+]?[0-9]+)|({pats['STRING']})"
-            r"|(%?[A-Za-z_][\w.-]*)"
-            # slice={[0:2], [4:8:2]}
-            r"|(\{\[[-+]?[0-9]+:[-+]?[0-9]+(?::[-+]?[0-9]+)?\](?:,[ \t]*\[[-+]?[0-9]+:[-+]?[0-9]+(?::[-+]?[0-9]+)?\])*\})"
-            r")(?=,|[ \t\r]*(?:\n|\Z))")
+        attr = (r",[ \t]*([A-Za-z_][\w.-]*)="
+                rf"(?:({{}})|({pats['KV_FAST']})|({pats['INTS_FAST']})|(\{{\}})|([-+]?[0-9]+)|({pats['STRING']})"
+                r"|(%?[A-Za-z_][\w.-]*)"
+                # slice={[0:2], [4:8:2]}
+                r"|(\{\[[-+]?[0-9]+:[-+]?[0-9]+(?::[-+]?[0-9]+)?\](?:,[ \t]*\[[-+]?[0-9]+:[-+]?[0-9]+(?::[-+]?[0-9]+)?\])*\})"
+                r")(?=,|[ \t\r]*(?:\n|\Z))")
+        self.fast_attr_sources = (attr.replace("({})", "((?!))", 1),
+                                  attr.replace("({})", rf"((?=\{{[a-z]){canonical_metadata_pattern()})", 1))
+        self.fast_attr_by_metadata: list = [None, None]  # [without, with] the metadata alternative
+        self.fast_attr = None
         # backend_config={...}: the brace-balanced raw text the lexer makes a JSON_DICT of
         self.fast_json_attr = re.compile(r",[ \t]*(backend_config)=(?=\{)")
         # any other `, name=value` on the line: the value's text, up to a `,` outside brackets and
@@ -279,12 +298,11 @@ class HloLexer:
         elem = r"[ \t]*(?:/\*index=[0-9]+\*/[ \t]*)?" + shape
         self.fast_tuple_pattern = rf"\((?:{elem}(?:[ \t]*,{elem})*)?[ \t]*\)"
         self.fast_tuples: dict[str, bool] = {}  # the text of a tuple shape -> fast_tuple matches it
-        param = r"%?[A-Za-z_][\w.-]*:[ \t]*" + shape
-        self.fast_sig = re.compile(
-            rf"\([ \t]*(?:{param}(?:[ \t]*,[ \t]*{param})*)?[ \t]*\)[ \t]*->[ \t]*"
-            rf"(?:({shape})|\(([ \t]*(?:{shape}(?:[ \t]*,[ \t]*{shape})*)?[ \t]*)\))(?=[ \t]*\{{)")
-        self.fast_sig_params = re.compile(rf"(%?[A-Za-z_][\w.-]*):[ \t]*({shape})")
-        self.fast_sig_shapes = re.compile(shape)
+        # (one SHAPE_FAST matches at most one way where it starts, so the signature is read piece by
+        # piece with these, as one regex would read it)
+        # (compiled when a signature first comes: texts before optimization have none; start-up)
+        self.fast_sig_sources = (rf"(%?[A-Za-z_][\w.-]*):[ \t]*({shape})", shape)
+        self.fast_sig_params = self.fast_sig_shapes = None
         self.fast_param_names: dict[str, bool] = {}  # name -> `name: f32[]` lexes as PARAM_NAME
 
     def lex(self, lexer_state, parser_state) -> Iterator[HloToken]:
@@ -309,6 +327,9 @@ class HloLexer:
         openers = self.openers
         closers = self.closers
         fast = inp.fast and self.fast_ok
+        if fast:
+            md = int("metadata={" in text[pos:end] if pos or end < len(text) else "metadata={" in text)
+            self.fast_attr = self.fast_attr_by_metadata[md] or self._fast_attr(md)
         fast_block = self._fast_block
         fast_signature = self._fast_signature
         root_type = self.keywords.get("ROOT")
@@ -605,6 +626,10 @@ class HloLexer:
         return (root is not None, name, name_pos, shape, shape_pos, form, opcode, op_pos, args, args_pos, attrs,
                 p if spaced else -1, p)
 
+    def _fast_attr(self, with_metadata: int) -> "re.Pattern":
+        got = self.fast_attr_by_metadata[with_metadata] = re.compile(self.fast_attr_sources[with_metadata])
+        return got
+
     def _fast_opcode(self, opcode: str) -> bool:
         """Whether `opcode(%a)` lexes as one OP_CALL_FAST (remembered in fast_opcodes)."""
         probe = self.dispatch[opcode[0]].match(opcode + "(%a)")
@@ -617,11 +642,32 @@ class HloLexer:
         FAST token, where the token-by-token lexer would produce `(`, PARAM_NAME SHAPE_FAST pairs
         separated by `,`, `)`, `->` and a SHAPE_FAST or a `(...)` list of them: ((params, result
         shapes, result is a tuple), offset after it), or None."""
-        m = self.fast_sig.match(text, pos, end)
-        if m is None:
+        # `(` [param (`,` param)*] `)` `->` (shape | `(` [shape (`,` shape)*] `)`), then a `{`
+        if self.fast_sig_params is None:
+            if _SIG_START.match(text, pos, end) is None:  # (not a signature: nothing to compile yet)
+                return None
+            self.fast_sig_params, self.fast_sig_shapes = (re.compile(x) for x in self.fast_sig_sources)
+        got = _sig_list(text, pos, end, self.fast_sig_params.match)
+        if got is None:
             return None
-        close = m.start(1) if m.group(1) is not None else m.start(2) - 1
-        params = self.fast_sig_params.findall(text, pos, close)
+        params, p = got
+        arrow = _SIG_ARROW.match(text, p, end)
+        if arrow is None:
+            return None
+        p = arrow.end()
+        if text.startswith("(", p):
+            got = _sig_list(text, p, end, self.fast_sig_shapes.match)
+            if got is None:
+                return None
+            result, p = got
+            result = tuple(result)
+        else:
+            r = self.fast_sig_shapes.match(text, p, end)
+            if r is None:
+                return None
+            result, p = (r.group(),), r.end()
+        if _SIG_BODY.match(text, p, end) is None:
+            return None
         names = self.fast_param_names
         for name, _ in params:
             ok = names.get(name)
@@ -630,9 +676,38 @@ class HloLexer:
                 ok = names[name] = probe is not None and probe.lastgroup == "PARAM_NAME"
             if not ok:
                 return None
-        if m.group(1) is not None:
-            return (params, (m.group(1),), False), m.end()
-        return (params, tuple(self.fast_sig_shapes.findall(m.group(2))), True), m.end()
+        return (params, result, text[p - 1] == ")"), p
+
+
+_SIG_START = re.compile(r"\([ \t]*(?:\)|%?[A-Za-z_][\w.-]*:)")
+_SIG_OPEN = re.compile(r"\([ \t]*")
+_SIG_NEXT = re.compile(r"[ \t]*,[ \t]*")
+_SIG_CLOSE = re.compile(r"[ \t]*\)")
+_SIG_ARROW = re.compile(r"[ \t]*->[ \t]*")
+_SIG_BODY = re.compile(r"[ \t]*\{")
+
+
+def _sig_list(text: str, pos: int, end: int, item):
+    """`(` [item (`,` item)*] `)` at pos, spaces and tabs around the punctuation: (the items, as
+    item(...).groups() or the matched text when it has no groups, offset after the `)`), or None."""
+    m = _SIG_OPEN.match(text, pos, end)
+    if m is None:
+        return None
+    p = m.end()
+    items = []
+    if not text.startswith(")", p):
+        while True:
+            a = item(text, p, end)
+            if a is None:
+                return None
+            items.append(a.groups() or a.group())
+            p = a.end()
+            sep = _SIG_NEXT.match(text, p, end)
+            if sep is None:
+                break
+            p = sep.end()
+    m = _SIG_CLOSE.match(text, p, end)
+    return None if m is None else (items, m.end())
 
 
 # FAST pieces: how the operands are written, and the kinds of attribute values (the group

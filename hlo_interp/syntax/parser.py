@@ -48,11 +48,12 @@ def _grammar_file() -> str:
     packaged = os.path.join(os.path.dirname(here), "grammar", "hlo.lark")
     if os.path.isfile(packaged):
         return packaged
-    from importlib import resources
+    checkout = os.path.join(os.path.dirname(os.path.dirname(here)), "grammar", "hlo.lark")
+    if os.path.isfile(checkout):
+        return checkout
+    from importlib import resources  # (another kind of install: a zip, ...)
     res = resources.files("hlo_interp") / "grammar" / "hlo.lark"
-    if res.is_file():
-        return str(res)
-    return os.path.join(os.path.dirname(os.path.dirname(here)), "grammar", "hlo.lark")
+    return str(res) if res.is_file() else checkout
 
 
 def grammar_path() -> "Path":
