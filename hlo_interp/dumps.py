@@ -42,7 +42,7 @@ _SNAPSHOT = re.compile(r"^snapshot\.(?P<n>-?\d+)\.pb$")
 _REPORT_EXT = (".ll", ".o", ".mlir", ".ptx", ".json", ".csv", ".dot", ".html", ".url", ".cubin", ".s")
 
 # JAX's own small modules (jnp on host values, key creation, ...): not the user's program.
-_JAX_HELPERS = re.compile(
+_JAX_HELPERS = (  # (compiled when first needed: start-up)
     r"^jit__|^jit_(convert_element_type|broadcast_in_dim|stage|iota|concatenate|reshape|squeeze|transpose|"
     r"dynamic_slice|dynamic_update_slice|gather|scatter\w*|select_n|copy|copy_p|pad|slice|integer_pow|"
     r"add|sub|mul|div|neg|exp|log|equal|ne|lt|le|gt|ge|max|min|reduce_\w+|argmax|argmin|clamp|sort|"
@@ -181,7 +181,7 @@ class DumpModule:
     @property
     def helper(self) -> bool:
         """A small module of JAX's own (jnp on host values, PRNG key creation), not the user's program."""
-        return bool(_JAX_HELPERS.match(self.name))
+        return bool(re.match(_JAX_HELPERS, self.name))
 
     def stages(self) -> list[str]:
         """Stage labels present, in pipeline order (before, per-pass, after)."""

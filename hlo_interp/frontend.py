@@ -5,6 +5,7 @@ given where HLO is expected gets an error that says how to ask JAX for HLO (pars
 """
 from __future__ import annotations
 
+import functools
 import re
 from typing import Optional
 
@@ -32,8 +33,11 @@ def parse_modules(text: str, filename: str = "<string>") -> list[ir.Module]:
 # --------------------------------------------------------------------------------------------------
 # StableHLO (MLIR) text where HLO text is expected
 
-_MLIR = re.compile(r"^\s*(module\b.*\{|func\.func\b|#loc\d*\s*=)|\b(stablehlo|mhlo|chlo|sdy)\.[a-z_]+\b|"
-                   r"^\s*%\w+\s*=\s*\"?(stablehlo|mhlo|func|tensor|arith)\.", re.M)
+@functools.lru_cache(maxsize=1)
+def _mlir() -> "re.Pattern":
+    """What MLIR text has and HLO text has not (compiled when first needed: start-up)."""
+    return re.compile(r"^\s*(module\b.*\{|func\.func\b|#loc\d*\s*=)|\b(stablehlo|mhlo|chlo|sdy)\.[a-z_]+\b|"
+                      r"^\s*%\w+\s*=\s*\"?(stablehlo|mhlo|func|tensor|arith)\.", re.M)
 
 
 def looks_like_mlir(text: str) -> bool:
@@ -41,7 +45,7 @@ def looks_like_mlir(text: str) -> bool:
     head = text[:20000]
     if "HloModule" in head and not re.search(r"^\s*module\b", head, re.M):
         return False
-    return bool(_MLIR.search(head))
+    return bool(_mlir().search(head))
 
 
 MLIR_HINT = ("this is StableHLO (MLIR) text, not HLO text.  Ask JAX for HLO: "
@@ -53,7 +57,7 @@ MLIR_HINT = ("this is StableHLO (MLIR) text, not HLO text.  Ask JAX for HLO: "
 def mlir_error(text: str, filename: str) -> HloError:
     """The error for MLIR text given where HLO is expected, located at its `module` line (else the first
     MLIR-looking line)."""
-    m = re.search(r"^\s*module\b", text[:200000], re.M) or _MLIR.search(text[:20000])
+    m = re.search(r"^\s*module\b", text[:200000], re.M) or _mlir().search(text[:20000])
     offset = m.start() if m else 0
     while offset < len(text) and text[offset] in " \t\n":
         offset += 1
