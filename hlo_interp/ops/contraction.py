@@ -38,7 +38,8 @@ computations of optimized dumps alike):
     then materialized: not contracted.
   * Complex (c64/c128) products are always contracted (numerics.complex_multiply); two placements are
     measured apart: a multiply whose second operand is a broadcast constant along the result's innermost
-    dimension fuses the other product into the imaginary part (InvariantComplexMultiply), and an add-reduce
+    dimension fuses the other product into the imaginary part (InvariantComplexMultiply; a broadcast
+    constant with equal parts contracts nothing: its products have two uses each), and an add-reduce
     of a single-use complex product over dimensions of at most 32 elements accumulates both parts with
     fmas (ComplexReduceContraction): the forms XLA makes of complex dots with K = 1 and of vector . vector.
   * One rewrite of XLA's that changes a complex dot's order: transpose(dot(a, b)) of the last two
@@ -175,6 +176,7 @@ class InvariantComplexMultiply:
     (non-degenerate) dimension of the result: LLVM contracts the imaginary part the other way round
     (numerics.complex_multiply's y_invariant; measured on the multiplies XLA makes of dots with K = 1)."""
     ins: ir.Instruction
+    constant: bool  # the broadcast's source is a constant: LLVM sees its value
     chain = ()
 
     @property
@@ -186,7 +188,19 @@ class InvariantComplexMultiply:
         return tuple(self.ins.operands)
 
     def kernel(self, ctx) -> Callable:
+        constant = self.constant
+
         def run(x, y):
+            y = np.asarray(y)
+            if constant and y.size and np.array_equal(y.real, y.imag):
+                # a constant with equal parts: xr*yr is xr*yi (and xi*yi is xi*yr), so each product has
+                # two uses and LLVM contracts none (measured: multiply by (3, 3))
+                x = np.asarray(x)
+                xr, xi, yr, yi = x.real, x.imag, y.real, y.imag
+                out = np.empty(np.broadcast_shapes(x.shape, y.shape), np.result_type(x, y))
+                out.real = xr * yr - xi * yi
+                out.imag = xr * yi + xi * yr
+                return out
             return nx.complex_multiply(x, y, y_invariant=True)
         return run
 
@@ -238,15 +252,19 @@ def _swapped_dot(t: ir.Instruction, by_name: dict, uses: dict) -> Optional[ir.In
     return d
 
 
-def _invariant_multiply(ins: ir.Instruction, by_name: dict) -> bool:
-    """Whether complex multiply `ins`'s operand 1 is a broadcast constant along the result's innermost
-    dimension of more than one element (a result of one element: no loop, the usual contraction)."""
+def _invariant_multiply(ins: ir.Instruction, by_name: dict) -> Optional[InvariantComplexMultiply]:
+    """InvariantComplexMultiply if complex multiply `ins`'s operand 1 is a broadcast constant along the
+    result's innermost dimension of more than one element (a result of one element: no loop, the usual
+    contraction)."""
     y = by_name.get(ins.operands[1]) if len(ins.operands) == 2 else None
     s = ins.shape
     if y is None or y.opcode != "broadcast" or not isinstance(s, ir.ArrayShape):
-        return False
+        return None
     inner = [d for d in range(len(s.dims)) if s.dims[d] > 1]
-    return bool(inner) and inner[-1] not in tuple(y.attrs.get("dimensions", ()))
+    if not inner or inner[-1] in tuple(y.attrs.get("dimensions", ())):
+        return None
+    src = by_name.get(y.operands[0]) if y.operands else None
+    return InvariantComplexMultiply(ins, src is not None and src.opcode == "constant")
 
 
 def _float_type(ins: ir.Instruction) -> Optional[str]:
@@ -355,8 +373,9 @@ def contractions(comp: ir.Computation, module: Optional[ir.Module] = None) -> di
                 break
     fused_products = {c.multiply.name for c in found.values()}
     for ins in complex_multiplies:
-        if ins.name not in fused_products and _invariant_multiply(ins, by_name):
-            found[ins.name] = InvariantComplexMultiply(ins)
+        inv = None if ins.name in fused_products else _invariant_multiply(ins, by_name)
+        if inv is not None:
+            found[ins.name] = inv
     return found
 
 

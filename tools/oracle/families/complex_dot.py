@@ -177,5 +177,28 @@ for t, (m, k, n) in (("c64", (4, 0, 3)), ("c64", (0, 5, 3)), ("c128", (1, 0, 5))
     dot_case(f"empty_{t}_{m}x{k}x{n}", t, (m, k), (k, n), _MM, (m, n))
 
 
+# the products after a dot: a broadcast second factor constant along the innermost dimension contracts
+# the imaginary part the other way; a constant with equal parts contracts nothing (XLA's gemm_rewriter_test
+# texts multiply a dot by (3, 3))
+for t in ("c64", "c128"):
+    for name, (cr, ci) in (("dot_times_constant", (3, 3)), ("dot_times_constant_unequal", (3, 2))):
+        case(f"{name}_{t}", f"""HloModule m
+ENTRY e {{
+  x = {t}[6,5] parameter(0)
+  y = {t}[5,7] parameter(1)
+  k = {t}[] constant(({cr}, {ci}))
+  kb = {t}[6,7] broadcast(k), dimensions={{}}
+  d = {t}[6,7] dot(x, y), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+  ROOT m = {t}[6,7] multiply(d, kb)
+}}""", cplx2((6, 5), t), cplx2((5, 7), t))
+    case(f"multiply_row_broadcast_{t}", f"""HloModule m
+ENTRY e {{
+  x = {t}[64,8] parameter(0)
+  v = {t}[64] parameter(1)
+  vb = {t}[64,8] broadcast(v), dimensions={{0}}
+  ROOT m = {t}[64,8] multiply(x, vb)
+}}""", cplx2((64, 8), t), cplx2((64,), t))
+
+
 def declare() -> list[Decl]:
     return list(CASES)
