@@ -65,7 +65,8 @@ def run_one(rng, ashape, at, bshape, bt, ct, dn):
         y = y.astype(_T[ct]) if bt != ct else y
         return lax.dot_general(x, y, ((lc, rc), (lb, rb)))
     want = np.asarray(jax.jit(f)(a, b))
-    got = np.asarray(hlo_interp.run(hlo_interp.parse(text(ashape, at, bshape, bt, ct, dn, want.shape)), a, b))
+    got = np.asarray(hlo_interp.run(hlo_interp.parse(text(ashape, at, bshape, bt, ct, dn, want.shape)), a, b)[0])
+    assert got.shape == want.shape, (got.shape, want.shape)
     fl = np.float32 if ct == "c64" else np.float64
     want, got = want.reshape(-1), got.reshape(-1)
     same = (want.view(fl) == got.view(fl)).reshape(want.shape + (2,)).all(-1)
