@@ -203,6 +203,26 @@ _k[0, :8] = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 0.0, -0.0], n
 case("sort_comparator_bitcast_convert_bf16", "xla/service/spmd/spmd_partitioner_test.cc", _TOPK_CMP, _k,
      R.permutation(6000).astype(np.int32).reshape(2, 3000))
 
+
+# A reduce inside a fusion computation the text gives: XLA's TreeReductionRewriter does not go there, so
+# the fold is sequential from init, row-major, the init applied once (bf16: bit-exact; f32: vectorized,
+# within the tolerance) (xla/hlo/utils/hlo_traversal_test.cc)
+_FUSED_REDUCE = """HloModule m
+add { a = {T}[] parameter(0)  b = {T}[] parameter(1)  ROOT s = {T}[] add(a, b) }
+fc { x = {T}[{S}] parameter(0)  i = {T}[] parameter(1)
+  ROOT r = {T}[{R}] reduce(x, i), dimensions={{D}}, to_apply=add }
+ENTRY e { x = {T}[{S}] parameter(0)  i = {T}[] parameter(1)
+  ROOT f = {T}[{R}] fusion(x, i), kind=kLoop, calls=fc }"""
+for T, dt, S, D, init in (("bf16", _BF, (1000,), (0,), 0.5), ("bf16", _BF, (30, 40), (0, 1), 0.0),
+                          ("bf16", _BF, (4, 100, 3), (1,), -1.25), ("f32", np.float32, (2, 1051), (1,), 0.5),
+                          ("f32", np.float32, (128,), (0,), 1.117622)):
+    R_ = ",".join(str(n) for a, n in enumerate(S) if a not in D)
+    x = np.ones(S, dt) if S == (1000,) else (R.standard_normal(S) * 2).astype(dt)
+    case(f"fused_reduce_{T}_{'x'.join(map(str, S))}", "xla/hlo/utils/hlo_traversal_test.cc",
+         _FUSED_REDUCE.replace("{T}", T).replace("{S}", ",".join(map(str, S))).replace("{R}", R_)
+         .replace("{D}", ",".join(map(str, D))), x, np.array(init, dt),
+         compare="bits" if T == "bf16" else _F32_TOL)
+
 def declare() -> list[Decl]:
     return [Decl(FAMILY, cid, args, hlo=text, compare=compare, keep_after=False, extra={"xla_test_source": source})
             for cid, source, text, args, compare in CASES]
