@@ -130,3 +130,58 @@ def test_sort_comparator_with_bitcast_convert_runs_on_arrays():
     k, i = sorter([keys, np.array([[4, 3, 2, 1, 0]], np.int32)], 1)
     np.testing.assert_array_equal(i, [[2, 4, 1, 0, 3]])  # descending, +0 before -0, ties by the s32 value
     assert sorter.vc is not None  # still on whole arrays (a failure there falls back to one call per comparison)
+
+
+# ---- a while loop whose condition never turns false (while_loop_simplifier_test.cc,
+# LoopWithEmptyTupleNotSimplified: XLA's own HLO passes keep it; only the StableHLO path the harness takes
+# deletes it): we stop at the iteration budget, located at the loop
+
+def test_endless_loop_stops_at_the_budget_located():
+    m = hlo_interp.parse("""HloModule EmptyTuple
+EmptyTuple.body {
+  loop_var = () parameter(0)
+  ROOT tuple = () tuple()
+}
+EmptyTuple.always_true {
+  param = () parameter(0)
+  ROOT constant = pred[] constant(true)
+}
+ENTRY EmptyTuple {
+  tuple.1 = () tuple()
+  ROOT while = () while(() tuple.1), condition=EmptyTuple.always_true, body=EmptyTuple.body
+}""")
+    with pytest.raises(HloError) as ei:
+        hlo_interp.run(m, max_iterations=1000)
+    assert (ei.value.line, ei.value.column) == (12, 8) and "1000 iterations" in str(ei.value)
+
+
+# ---- a variadic scatter of two equal constant operands (scatter_slice_simplifier_test.cc): XLA:CPU merges
+# the constants and writes both outputs into one buffer (its second output repeats the first); the outputs
+# are independent (with different constants XLA:CPU agrees: golden case xla_suite/variadic_scatter_add_multiply)
+
+def test_variadic_scatter_of_equal_constants_keeps_outputs_apart():
+    text = (Path(__file__).parent / "golden" / "xla_suite" / "variadic_scatter_add_multiply"
+            / "before.hlo").read_text().replace("b = f32[9] constant(1)", "b = f32[9] constant(0)")
+    idx = np.array([5, 2, 0, -4], np.int32)
+    u0 = np.array([0.5, -0.25, 2.0, 3.0], np.float32)
+    u1 = np.array([4.0, 1.5, -1.0, 7.0], np.float32)
+    out0, out1 = hlo_interp.run(text, idx, u0, u1)
+    np.testing.assert_array_equal(out0, [2, 0, -0.25, 0, 0, 0.5, 0, 0, 0])
+    np.testing.assert_array_equal(out1, np.zeros(9, np.float32))
+
+
+# ---- a sort comparator that is not a strict weak order (sort_rewriter_test.cc: compare(rhs_key, lhs_value)):
+# XLA leaves the result undefined; ours is still a permutation of the operands, moved together
+
+def test_sort_with_a_non_weak_order_comparator_permutes():
+    text = """HloModule m
+cmp { a = u32[] parameter(0)  b = u32[] parameter(1)  c = u32[] parameter(2)  d = u32[] parameter(3)
+  ROOT r = pred[] compare(b, c), direction=LT }
+ENTRY e { k = u32[200] parameter(0)  v = u32[200] parameter(1)
+  ROOT s = (u32[200], u32[200]) sort(k, v), dimensions={0}, to_apply=cmp }"""
+    rng = np.random.default_rng(3)
+    k = rng.integers(0, 16, 200).astype(np.uint32)
+    v = np.arange(200, dtype=np.uint32)
+    sk, sv = hlo_interp.run(text, k, v)
+    assert sorted(sv.tolist()) == list(range(200))
+    np.testing.assert_array_equal(sk, k[sv])

@@ -119,7 +119,12 @@ def _worker() -> None:
     os.dup2(2, 1)  # XLA's own prints must not garble the protocol
     for line in sys.stdin:
         req = json.loads(line)
-        text = Path(req["path"]).read_text()
+        try:
+            text = Path(req["path"]).read_text()
+        except OSError as e:  # the harness's own mistake: say so (the worker stays up)
+            real_stdout.write(json.dumps({"ok": False, "error": f"harness: {e}", "harness": True}) + "\n")
+            real_stdout.flush()
+            continue
         if req["op"] == "parse":
             try:
                 hlo.hlo_module_from_text(text)
@@ -194,6 +199,11 @@ class Xla:
         line = self.proc.stdout.readline() if ready else ""
         if not line:
             rc = self.proc.poll()
+            if rc is None and ready:  # end of output: the worker is exiting (a crash), not stuck
+                try:
+                    rc = self.proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    rc = None
             if rc is None:
                 self.proc.kill()
                 self.proc.wait()
@@ -227,7 +237,7 @@ def _where(m) -> str:
 
 def parse_stage(args) -> None:
     from hlo_interp.cli import check_text
-    out = Path(args.out)
+    out = Path(args.out).resolve()  # the XLA worker runs in ROOT: it is given absolute paths
     man = _load(out, args.match, args.ids)
     old = {}
     pj = out / "parse.json"
@@ -315,7 +325,7 @@ def run_stage(args) -> None:
     from hlo_interp import ir
     from hlo_interp.ops.random_values import random_value
     from tools.oracle.writer import store
-    out = Path(args.out)
+    out = Path(args.out).resolve()  # the XLA worker runs in ROOT: it is given absolute paths
     parsed = {r["id"]: r for r in json.loads((out / "parse.json").read_text())}
     man = [m for m in _load(out, args.match, args.ids) if parsed.get(m["id"], {}).get("xla")]
     if args.no_header_counts:
@@ -373,6 +383,8 @@ def run_stage(args) -> None:
         else:
             np.savez(inp, __meta__=np.array(json.dumps(meta)), **stored)
             x = xla.ask({"op": "run", "path": str(path), "inputs": str(inp)})
+            if x.get("harness"):
+                raise SystemExit(f"the XLA worker could not read its input: {x['error']}")
             if not x.get("timeout"):
                 cached.write_text(json.dumps(x))
         t = time.perf_counter()
@@ -467,10 +479,22 @@ REASONS = {
                  "tolerance by what follows (sine of sums near 1e3, a clamp that hides the magnitudes)",
     "tied-sort": "an unstable sort with tied keys (the seeded inputs repeat values): the order of ties is "
                  "unspecified",
-    "dynamic": "dynamic shapes (DynamicPadder's semantics): owned by the dynamic-shape work",
+    "dynamic-tail": "a result with dynamic dimensions: XLA:CPU returns its bound-sized buffer, whose "
+                    "elements past the dynamic sizes are uninitialized (21921, -1556668880, ... seen); "
+                    "the elements within the sizes agree, ours past them are 0",
+    "dynamic-bound": "a set-dimension-size beyond its bound (the seeded size 5 for s32[<=4]): outside "
+                     "XLA's contract; XLA:CPU keeps the size as given (get-dimension-size gives 5), a "
+                     "bound-4 array cannot hold it: we refuse it, located",
     "fft-empty": "FFT with fft_length 0 on an operand with elements: XLA:CPU leaves its result buffer "
                  "uninitialized (1.5e24+4.6e-41j seen); we give zeros, as XLA's HloEvaluator does "
                  "(hlo_evaluator_test.cc expects them)",
+    "scatter-alias": "a variadic scatter of two equal constant operands: XLA:CPU (after merging the two "
+                     "constants into one) writes both outputs into one buffer, so its second output repeats "
+                     "the first (checked: with different constants XLA:CPU agrees with us)",
+    "weak-order": "a sort comparator that is not a strict weak order (`compare(rhs_key, lhs_value)` mixes "
+                  "the operands): XLA leaves the sort's result undefined",
+    "rng": "the `rng` opcode: random values from XLA:CPU's own generator (its RngExpander's), ours from a "
+           "seeded NumPy generator; neither is defined by the text",
     "xla-garbage": "XLA:CPU returns uninitialized memory for one output of a multi-output loop fusion "
                    "whose other output is a parameter (values like -7e22 and 4.6e-41)",
 }
@@ -488,25 +512,33 @@ KNOWN = {
         _DIR + "while_loop_unroller_test.cc:1131",
         "xla/backends/gpu/codegen/triton/triton_gemm_fusion_test.cc:1440",
         "xla/backends/gpu/transforms/priority_fusion_test.cc:846",
-        "xla/hlo/tools/hlo_diff/hlo_diff_result_test.cc:315")},
+        "xla/hlo/tools/hlo_diff/hlo_diff_result_test.cc:315", _DIR + "cpu/parallel_task_assignment_test.cc:236")},
     **{w: "endless" for w in (
         _DIR + "gpu/gpu_latency_hiding_scheduler_test.cc:280", _DIR + "sharding_propagation_test.cc:11161",
         _DIR + "while_loop_simplifier_test.cc:405", _DIR + "while_loop_simplifier_test.cc:744",
-        "xla/hlo/transforms/collectives/all_gather_combiner_test.cc:125", "xla/hlo/analysis/hlo_ordering_test.cc:551")},
-    **{w: "dynamic" for w in (
-        _DIR + "dynamic_padder_test.cc:837", _DIR + "dynamic_padder_test.cc:1135",
-        _DIR + "dynamic_padder_test.cc:1354", _DIR + "dynamic_padder_test.cc:1466",
-        "xla/hlo/evaluator/hlo_evaluator_test.cc:6117")},
+        "xla/hlo/transforms/collectives/all_gather_combiner_test.cc:125", "xla/hlo/analysis/hlo_ordering_test.cc:551",
+        _DIR + "copy_insertion_test.cc:3284")},
+    **{w: "dynamic-tail" for w in (
+        _DIR + "dynamic_padder_test.cc:837", _DIR + "dynamic_padder_test.cc:1072",
+        _DIR + "dynamic_padder_test.cc:1135")},
+    "xla/hlo/evaluator/hlo_evaluator_test.cc:6117": "dynamic-bound",
     **{w: "fft-empty" for w in (
         "xla/hlo/evaluator/hlo_evaluator_test.cc:3652", "xla/hlo/evaluator/hlo_evaluator_test.cc:3706")},
     **{w: "dot-order" for w in (
         "xla/backends/gpu/codegen/triton/triton_gemm_fusion_test.cc:1520", _DIR + "cpu/tests/onednn_matmul_test.cc:1441")},
     "xla/hlo/analysis/hlo_dataflow_analysis_test.cc:3231": "aliasing",
     **{w: "layout-bitcast" for w in (
-        "xla/hlo/evaluator/hlo_evaluator_test.cc:6237", "xla/hlo/evaluator/hlo_evaluator_test.cc:6194")},
+        "xla/hlo/evaluator/hlo_evaluator_test.cc:6237", "xla/hlo/evaluator/hlo_evaluator_test.cc:6194",
+        "xla/hlo/evaluator/hlo_evaluator_test.cc:6216",
+        "xla/hlo/transforms/simplifiers/algebraic_simplifier_test.cc:13310")},
     **{w: "tied-sort" for w in (
         "xla/hlo/transforms/expanders/permutation_sort_expander_test.cc:111",
-        "xla/backends/gpu/transforms/sort_rewriter_test.cc:256")},
+        "xla/backends/gpu/transforms/sort_rewriter_test.cc:256", "xla/backends/gpu/transforms/sort_rewriter_test.cc:202",
+        "xla/hlo/transforms/expanders/permutation_sort_expander_test.cc:34",
+        "xla/hlo/transforms/expanders/permutation_sort_expander_test.cc:147")},
+    "xla/hlo/transforms/simplifiers/hlo_element_type_converter_test.cc:150": "rng",
+    "xla/backends/gpu/transforms/scatter_slice_simplifier_test.cc:267": "scatter-alias",
+    "xla/backends/gpu/transforms/sort_rewriter_test.cc:409": "weak-order",
     _DIR + "hlo_instruction_test.cc:3183": "xla-garbage",
 }
 

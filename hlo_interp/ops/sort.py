@@ -337,6 +337,7 @@ def merge_sort_order(cols: Sequence[np.ndarray], less: Callable) -> np.ndarray:
         pstart = (run ^ 1) * w
         plen = np.clip(m - pstart, 0, w)
         newperm = perm.copy()
+        dests = []
         for left in (True, False):
             q = np.nonzero((plen > 0) & (is_a if left else ~is_a))[0]  # columns with a partner run
             if not q.size:
@@ -367,9 +368,29 @@ def merge_sort_order(cols: Sequence[np.ndarray], less: Callable) -> np.ndarray:
                 np.copyto(lo, mid, where=act)
             dest = (run[q] // 2) * 2 * w + (c[q] - run[q] * w) + lo  # [R, q]
             np.put_along_axis(newperm, dest, perm[:, q], axis=1)
+            dests.append((q, dest))
+        if dests and not _is_permutation(dests, R, m):
+            # `less` is not a strict weak order (XLA leaves such a sort undefined): two elements were
+            # placed at one position.  Still a permutation: order the pair's elements by their places.
+            key = np.broadcast_to(c.astype(np.int64) * 2, (R, m)).copy()
+            for side, (q, dest) in enumerate(dests):
+                key[:, q] = dest.astype(np.int64) * 2 + side
+            newperm = np.take_along_axis(perm, np.argsort(key, axis=1, kind="stable"), axis=1)
         perm = newperm
         w *= 2
     return perm.astype(np.int64, copy=False)
+
+
+def _is_permutation(dests, R: int, m: int) -> bool:
+    """Whether the merge pass's destinations (per side: columns q, positions [R, q]) with every other
+    column staying put hit each position once."""
+    hit = np.zeros((R, m), dtype=np.int8)
+    moved = np.zeros(m, dtype=bool)
+    for q, dest in dests:
+        np.put_along_axis(hit, dest, 1, axis=1)
+        moved[q] = True
+    hit[:, ~moved] += 1
+    return bool(hit.all()) and int(hit.sum()) == R * m
 
 
 def _candidate_images(x: np.ndarray) -> list:

@@ -223,6 +223,21 @@ for T, dt, S, D, init in (("bf16", _BF, (1000,), (0,), 0.5), ("bf16", _BF, (30, 
          .replace("{D}", ",".join(map(str, D))), x, np.array(init, dt),
          compare="bits" if T == "bf16" else _F32_TOL)
 
+
+# A variadic scatter (add into one operand, multiply into the other) whose indices repeat and fall out of
+# bounds; two different constant operands (with two equal ones XLA:CPU writes both outputs into one
+# buffer: tests/test_xla_suite.py) (xla/backends/gpu/transforms/scatter_slice_simplifier_test.cc)
+case("variadic_scatter_add_multiply", "xla/backends/gpu/transforms/scatter_slice_simplifier_test.cc", """HloModule m
+f { a0 = f32[] parameter(0)  a1 = f32[] parameter(1)  b0 = f32[] parameter(2)  b1 = f32[] parameter(3)
+  s = f32[] add(a0, b0)  p = f32[] multiply(a1, b1)
+  ROOT t = (f32[], f32[]) tuple(s, p) }
+ENTRY e { i = s32[4] parameter(0)  v0 = f32[4] parameter(1)  v1 = f32[4] parameter(2)
+  a = f32[9] constant(0)  b = f32[9] constant(1)
+  ROOT r = (f32[9], f32[9]) scatter(a, b, i, v0, v1), update_window_dims={}, inserted_window_dims={0},
+    scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=f }""",
+     np.array([5, 2, 0, -4], np.int32), np.array([0.5, -0.25, 2.0, 3.0], np.float32),
+     np.array([4.0, 1.5, -1.0, 7.0], np.float32))
+
 def declare() -> list[Decl]:
     return [Decl(FAMILY, cid, args, hlo=text, compare=compare, keep_after=False, extra={"xla_test_source": source})
             for cid, source, text, args, compare in CASES]
