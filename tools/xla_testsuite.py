@@ -493,6 +493,20 @@ REASONS = {
                      "the first (checked: with different constants XLA:CPU agrees with us)",
     "weak-order": "a sort comparator that is not a strict weak order (`compare(rhs_key, lhs_value)` mixes "
                   "the operands): XLA leaves the sort's result undefined",
+    "folded": "complex division of constants only: XLA folds it while compiling and gets nan+nan j for "
+              "(nan+inf j)/(1+1j); its run-time kernel (EmitComplexDivide) gives inf+inf j, as we do "
+              "(checked with the same values as parameters: golden case complex_divide_inf_nan_parts)",
+    "dynamic-reshape": "a dynamic-reshape to [2,<=3,<=3] with sizes 2x2x2: XLA:CPU returns the 8 elements "
+                       "compact at the start of its buffer, we give them at their places in the bound-sized "
+                       "array (the dynamic-shape model's output convention for dynamic-reshape)",
+    "conv-speed": "a convolution of 6e10 multiply-adds over an input that is mostly padding (3x3 input, "
+                  "30x30 window, padding 29): over the 60 s deadline",
+    "clamp-order": "a clamp whose lower bound exceeds its upper one (the seeded inputs): XLA's simplifier "
+                   "rewrites maximum(lo, clamp(lo, x, hi)) to the clamp, which holds only for lo <= hi; we "
+                   "compute the text (clamp = min(max(x, lo), hi))",
+    "dead-call-operand": "a custom call with an unknown target whose result only an unused parameter of a "
+                         "`call` reads: XLA inlines the call and deletes the then-dead custom call; we "
+                         "evaluate the call's operands and refuse the target",
     "rng": "the `rng` opcode: random values from XLA:CPU's own generator (its RngExpander's), ours from a "
            "seeded NumPy generator; neither is defined by the text",
     "xla-garbage": "XLA:CPU returns uninitialized memory for one output of a multi-output loop fusion "
@@ -512,7 +526,8 @@ KNOWN = {
         _DIR + "while_loop_unroller_test.cc:1131",
         "xla/backends/gpu/codegen/triton/triton_gemm_fusion_test.cc:1440",
         "xla/backends/gpu/transforms/priority_fusion_test.cc:846",
-        "xla/hlo/tools/hlo_diff/hlo_diff_result_test.cc:315", _DIR + "cpu/parallel_task_assignment_test.cc:236")},
+        "xla/hlo/tools/hlo_diff/hlo_diff_result_test.cc:315", _DIR + "cpu/parallel_task_assignment_test.cc:236",
+        "xla/hlo/transforms/simplifiers/reshape_mover_test.cc:156")},
     **{w: "endless" for w in (
         _DIR + "gpu/gpu_latency_hiding_scheduler_test.cc:280", _DIR + "sharding_propagation_test.cc:11161",
         _DIR + "while_loop_simplifier_test.cc:405", _DIR + "while_loop_simplifier_test.cc:744",
@@ -520,8 +535,12 @@ KNOWN = {
         _DIR + "copy_insertion_test.cc:3284")},
     **{w: "dynamic-tail" for w in (
         _DIR + "dynamic_padder_test.cc:837", _DIR + "dynamic_padder_test.cc:1072",
-        _DIR + "dynamic_padder_test.cc:1135")},
-    "xla/hlo/evaluator/hlo_evaluator_test.cc:6117": "dynamic-bound",
+        _DIR + "dynamic_padder_test.cc:1135", _DIR + "dynamic_padder_test.cc:2095")},
+    **{w: "dynamic-bound" for w in (
+        "xla/hlo/evaluator/hlo_evaluator_test.cc:6117", _DIR + "dynamic_padder_test.cc:2375")},
+    _DIR + "dynamic_padder_test.cc:1992": "dynamic-reshape",
+    _DIR + "elemental_ir_emitter_test.cc:210": "folded",
+    _DIR + "gpu/tests/swap_conv_operands_test.cc:49": "conv-speed",
     **{w: "fft-empty" for w in (
         "xla/hlo/evaluator/hlo_evaluator_test.cc:3652", "xla/hlo/evaluator/hlo_evaluator_test.cc:3706")},
     **{w: "dot-order" for w in (
@@ -535,11 +554,16 @@ KNOWN = {
         "xla/hlo/transforms/expanders/permutation_sort_expander_test.cc:111",
         "xla/backends/gpu/transforms/sort_rewriter_test.cc:256", "xla/backends/gpu/transforms/sort_rewriter_test.cc:202",
         "xla/hlo/transforms/expanders/permutation_sort_expander_test.cc:34",
-        "xla/hlo/transforms/expanders/permutation_sort_expander_test.cc:147")},
+        "xla/hlo/transforms/expanders/permutation_sort_expander_test.cc:147",
+        "xla/hlo/transforms/expanders/permutation_sort_expander_test.cc:77",
+        "xla/hlo/transforms/expanders/permutation_sort_expander_test.cc:175",
+        "xla/hlo/transforms/simplifiers/sort_simplifier_test.cc:105")},
     "xla/hlo/transforms/simplifiers/hlo_element_type_converter_test.cc:150": "rng",
     "xla/backends/gpu/transforms/scatter_slice_simplifier_test.cc:267": "scatter-alias",
     "xla/backends/gpu/transforms/sort_rewriter_test.cc:409": "weak-order",
-    _DIR + "hlo_instruction_test.cc:3183": "xla-garbage",
+    **{w: "xla-garbage" for w in (_DIR + "hlo_instruction_test.cc:3183", _DIR + "hlo_instruction_test.cc:3117")},
+    "xla/hlo/transforms/simplifiers/algebraic_simplifier_test.cc:10265": "clamp-order",
+    _DIR + "buffer_assignment_test.cc:2942": "dead-call-operand",
 }
 
 

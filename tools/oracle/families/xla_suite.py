@@ -238,6 +238,24 @@ ENTRY e { i = s32[4] parameter(0)  v0 = f32[4] parameter(1)  v1 = f32[4] paramet
      np.array([5, 2, 0, -4], np.int32), np.array([0.5, -0.25, 2.0, 3.0], np.float32),
      np.array([4.0, 1.5, -1.0, 7.0], np.float32))
 
+
+# A custom call without side effects whose result has no elements: XLA's ZeroSizedHloElimination makes it
+# an empty constant, so even an unknown target runs (xla/service/gpu/ir_emission_utils_test.cc)
+case("zero_size_unknown_custom_call", "xla/service/gpu/ir_emission_utils_test.cc", """HloModule m
+ENTRY e { p = f32[3] parameter(0)
+  c = u8[0] custom-call(p), custom_call_target="no_such_target"
+  ROOT t = (u8[0], f32[3]) tuple(c, p) }""", _f32(3))
+
+
+# Complex division with inf/NaN parts at run time (XLA:CPU's EmitComplexDivide: Smith's algorithm, then
+# its infinite-numerator and zero-denominator cases); the same constants only are folded while compiling
+# and give nan+nan j for (nan+inf j)/(1+1j) (xla/service/elemental_ir_emitter_test.cc)
+_cd = np.array([complex(1, np.inf), complex(np.inf, 1), complex(np.inf, np.nan), complex(np.inf, np.inf),
+                complex(np.nan, np.inf), complex(1, 1), complex(np.inf, 2), complex(-np.inf, np.nan)], np.complex64)
+case("complex_divide_inf_nan_parts", "xla/service/elemental_ir_emitter_test.cc", """HloModule m
+ENTRY e { a = c64[8] parameter(0)  b = c64[8] parameter(1)  ROOT d = c64[8] divide(a, b) }""",
+     _cd, np.array([1 + 1j, 1 + 1j, 2 - 1j, 1 + 1j, 1 + 1j, 0, 0.5 + 3j, -1 + 0j], np.complex64))
+
 def declare() -> list[Decl]:
     return [Decl(FAMILY, cid, args, hlo=text, compare=compare, keep_after=False, extra={"xla_test_source": source})
             for cid, source, text, args, compare in CASES]
