@@ -25,6 +25,10 @@ no FMA: 4 c64 or 2 c128 values per packet, P below), and measured against XLA:CP
       own 8·floor(len/8)) and added to the result in order.  kc comes from Eigen's blocking heuristics:
       sequentially (one thread) from the L1 cache size (balanced panels of at most 504 for c64, 376 for
       c128 with a 48 KiB L1); when Eigen's cost model runs the contraction on 2 threads, 320.
+    - on 2 threads the kernel runs on blocks of bm result columns, and the positions above count from each
+      block's start: sharding by row, bm is a multiple of 4 (c64: a block may end in a 1-packet panel);
+      when the cost model shards the contraction over k instead, each part of K (ceil(K/2) rounded up to
+      8) is summed into its own buffer as above and the buffers are added at the end (k_plan).
 * gemv (M == 1, Eigen's matrix x vector): each column is a scalar-path sum over k in blocks (all K when
   K < 128, else 16 k per block when N·itemsize < 32000, else 4), each block's sum times alpha added to the
   result in order.
