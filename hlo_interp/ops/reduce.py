@@ -48,7 +48,9 @@ assumes the reducer is associative (argmax/argmin reducers are; the order of the
 computation that is not elementwise (or that fails on vectors) is called once per element.
 
 map applies its computation to whole arrays when the computation is elementwise, else per element.
-XLA: a reduce over no dimension returns its operand (the init value is not applied).
+XLA: a reduce over no dimension returns its operand (the init value is not applied); so does any reduce
+outside a fusion computation whose result has as many elements as its operand (dimensions of size 1
+reduced: XLA's algebraic simplifier makes it a reshape, measured: bf16[1] with init 1 gives the element).
 """
 from __future__ import annotations
 
@@ -341,7 +343,14 @@ def _k_reduce(ins, ctx):
     recog = recognize_reducer(ctx.module, name, n)
     dts = _result_dtypes(ins, n)
     as_tuple = ins.shape is not None and ins.shape.is_tuple  # (f32[3]) reduce(...): a 1-tuple result
-    tree = n == 1 and recog is not None and not in_fusion_computation(ins, ctx.module)  # XLA's tree rewrite
+    fused = in_fusion_computation(ins, ctx.module)
+    tree = n == 1 and recog is not None and not fused  # XLA's tree rewrite
+    # XLA's algebraic simplifier (not in fusion computations): a reduce with as many result elements as
+    # operand elements is a reshape of its operands (the init value and the reducer unused)
+    out_shapes = (ins.shape.elements if as_tuple else [ins.shape]) if ins.shape is not None else []
+    out_dims = [tuple(o.dims) for o in out_shapes if isinstance(o, ir.ArrayShape)]
+    if fused or len(out_dims) != n:
+        out_dims = None
     state = {"vectorized": is_elementwise_computation(ctx.module, name), "fn": None}
 
     def fn():
@@ -363,6 +372,11 @@ def _k_reduce(ins, ctx):
     def run(*args):
         xs, inits = args[:n], args[n:]
         check(xs, inits)
+        if out_dims is not None and all(np.size(x) == int(np.prod(d, dtype=np.int64)) for x, d in zip(xs, out_dims)):
+            outs = tuple(np.asarray(x).reshape(d) for x, d in zip(xs, out_dims))
+            if dts is not None:
+                outs = tuple(o.astype(dt, copy=False) for o, dt in zip(outs, dts))
+            return outs if n > 1 or as_tuple else outs[0]
         if recog is not None:
             try:
                 outs = tuple(reduce_simple(x, i, dims, op, rd, tree=tree)

@@ -256,6 +256,19 @@ case("complex_divide_inf_nan_parts", "xla/service/elemental_ir_emitter_test.cc",
 ENTRY e { a = c64[8] parameter(0)  b = c64[8] parameter(1)  ROOT d = c64[8] divide(a, b) }""",
      _cd, np.array([1 + 1j, 1 + 1j, 2 - 1j, 1 + 1j, 1 + 1j, 0, 0.5 + 3j, -1 + 0j], np.complex64))
 
+
+# A reduce with as many result elements as operand elements (dimensions of size 1 reduced) is a reshape:
+# XLA's algebraic simplifier drops the init value and the reducer (a non-identity init shows it)
+# (xla/service/debug/unstable_reduction_detector_test.cc)
+case("reduce_size_one_dims_bf16", "xla/service/debug/unstable_reduction_detector_test.cc", """HloModule m
+red { p0 = bf16[] parameter(0)  p1 = bf16[] parameter(1)  ROOT red = bf16[] add(p0, p1) }
+ENTRY main { p0 = bf16[1] parameter(0)  init = bf16[] constant(1.0)
+  ROOT red = bf16[] reduce(p0, init), to_apply=red, dimensions={0} }""", np.array([1.125], _BF))
+case("reduce_size_one_dims_f32", "xla/service/debug/unstable_reduction_detector_test.cc", """HloModule m
+red { p0 = f32[] parameter(0)  p1 = f32[] parameter(1)  ROOT red = f32[] multiply(p0, p1) }
+ENTRY main { p0 = f32[3,1,2] parameter(0)  init = f32[] constant(5)
+  ROOT red = f32[3,2] reduce(p0, init), to_apply=red, dimensions={1} }""", _f32(3, 1, 2))
+
 def declare() -> list[Decl]:
     return [Decl(FAMILY, cid, args, hlo=text, compare=compare, keep_after=False, extra={"xla_test_source": source})
             for cid, source, text, args, compare in CASES]
