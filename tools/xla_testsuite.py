@@ -510,8 +510,6 @@ REASONS = {
     "invalid": "a module XLA's verifier rejects (hlo_verifier_test.cc expects the error: an "
                "all-reduce-start with a tuple result) and the harness's StableHLO path still runs: we "
                "refuse it, located",
-    "rbg-values": "an rng-bit-generator whose result is the values alone (no state): XLA's verifier lets "
-                  "it pass, its values are XLA's generator's; we refuse the shape",
     "loop-budget": "a loop that ends only when its s32 counter wraps around (counting down from 42 while "
                    "< 100: 2^31 iterations): XLA:CPU runs them; we stop at the iteration budget "
                    "(--max-iterations, 10^6 by default), located",
@@ -588,7 +586,6 @@ KNOWN = {
     **{w: "scatter-alias" for w in ("xla/backends/gpu/transforms/scatter_slice_simplifier_test.cc:267",
                                     _DIR + "copy_insertion_test.cc:2884", _DIR + "spmd/spmd_partitioner_test.cc:8863")},
     _DIR + "hlo_verifier_test.cc:1792": "invalid",
-    _DIR + "sharding_propagation_test.cc:12467": "rbg-values",
     "xla/backends/gpu/transforms/sort_rewriter_test.cc:409": "weak-order",
     **{w: "xla-garbage" for w in (_DIR + "hlo_instruction_test.cc:3183", _DIR + "hlo_instruction_test.cc:3117",
                                   _DIR + "hlo_instruction_test.cc:3147")},

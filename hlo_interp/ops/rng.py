@@ -203,9 +203,10 @@ def _k_rng_bit_generator(ins, ctx):
     if alg not in ("rng_default", "rng_three_fry", "rng_philox"):
         raise unsupported(ins, f"algorithm {alg}")
     sh = ins.shape
-    if sh is None or not sh.is_tuple or len(sh.elements) != 2 or sh.elements[1].is_tuple:
-        raise error_at(ins, "rng-bit-generator needs a (state, values) tuple result shape")
-    out = sh.elements[1]
+    values_only = sh is not None and not sh.is_tuple and not sh.is_token  # XLA:CPU: the tuple form's values
+    if not values_only and (sh is None or not sh.is_tuple or len(sh.elements) != 2 or sh.elements[1].is_tuple):
+        raise error_at(ins, "rng-bit-generator needs a (state, values) tuple or a values array result shape")
+    out = sh if values_only else sh.elements[1]
     et = out.element_type
     if et.kind not in ("sint", "uint", "float") or et.bits > 64 or et.bits < 2:
         raise unsupported(ins, f"output element type {et.name} (XLA supports 2- to 64-bit integers and floats)")
@@ -223,7 +224,8 @@ def _k_rng_bit_generator(ins, ctx):
     ctx.check_alloc(ins, out)
 
     def run(state):
-        return rng_bit_generator(state, alg, dims, dtype, bits)
+        r = rng_bit_generator(state, alg, dims, dtype, bits)
+        return r[1] if values_only else r
     return run
 
 

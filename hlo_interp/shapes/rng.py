@@ -30,9 +30,14 @@ def _rng(c: Ctx) -> Optional[Shape]:
 def _rng_bit_generator(c: Ctx) -> Optional[Shape]:
     c.arity(1)
     state = c.array_op(0, "state")
-    d = c.declared_tuple(2)
+    d = c.declared
     if d is None:
         return None
+    if is_array(d):  # the values alone (XLA's verifier accepts it; XLA:CPU gives the tuple form's values)
+        if not d.element_type.is_integral:
+            raise ShapeError(f"rng-bit-generator's output must be an integral array, got {human(d)}")
+        return kept(d)
+    d = c.declared_tuple(2)
     out = d.elements[1]
     if not is_array(out) or not out.element_type.is_integral:
         raise ShapeError(f"rng-bit-generator's output must be an integral array, got {human(out)}")

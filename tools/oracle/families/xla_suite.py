@@ -269,6 +269,14 @@ red { p0 = f32[] parameter(0)  p1 = f32[] parameter(1)  ROOT red = f32[] multipl
 ENTRY main { p0 = f32[3,1,2] parameter(0)  init = f32[] constant(5)
   ROOT red = f32[3,2] reduce(p0, init), to_apply=red, dimensions={1} }""", _f32(3, 1, 2))
 
+
+# rng-bit-generator with the values alone as its result (no state): the tuple form's values
+# (xla/service/sharding_propagation_test.cc)
+for alg in ("rng_default", "rng_three_fry", "rng_philox"):
+    case(f"rng_bit_generator_values_only_{alg}", "xla/service/sharding_propagation_test.cc", f"""HloModule m
+ENTRY e {{ s = u64[2] parameter(0)  ROOT r = u32[4,8] rng-bit-generator(s), algorithm={alg} }}""",
+         np.array([3, 7], np.uint64))
+
 def declare() -> list[Decl]:
     return [Decl(FAMILY, cid, args, hlo=text, compare=compare, keep_after=False, extra={"xla_test_source": source})
             for cid, source, text, args, compare in CASES]
