@@ -346,7 +346,7 @@ _MIXED_PRECISION_OK = opcodes_where(lambda o: o.mixed_precision)
 _SEND_RECV = opcodes_where(lambda o: o.family == "io" and "channel_id" in o.attr_names)
 
 
-# The memo of instruction checks (see _Checker.memo_key): per opcode, whether its checks read only the
+# The memo of instruction checks (see _Checker.check_computation): per opcode, whether its checks read only the
 # instruction's opcode, shapes and attributes (not the operand instructions, as a "values" check does);
 # the attributes no check reads (their names are not part of the key).
 _MEMO_OPCODES: dict[str, bool] = {}
@@ -406,10 +406,11 @@ class _Checker:
         # per computation name: instruction name -> shape (present once the instruction is checked)
         self.shapes: dict[str, dict[str, object]] = {}
         self.flagged: set[int] = set()  # id(ins) with a structural error: skip shape agreement
-        self.memo: dict[tuple, tuple] = {}  # memo_key -> (effective shape,) of a check with no finding
+        self.memo: dict[tuple, tuple] = {}  # signature -> (effective shape,) of a check with no finding
         # per computation (by id), made once and shared by the passes: its opcodes, parameters, users
         self._opcodes: dict[int, set] = {}
         self._params_of: dict[int, list] = {}
+        self._channel_ins: dict[int, list] = {}  # the instructions writing a channel_id (check_computation)
         self._users: dict[int, dict] = {}
         self._by_name: dict[int, dict] = {}
         # computations called by async-start/update/done (their root send/recv needs no user)
@@ -533,28 +534,78 @@ class _Checker:
         if not comp.instructions:
             self.add("E208", f"computation {comp.name} has no instructions", comp.loc, comp)
             return
-        defined: dict[str, ir.Instruction] = {}
-        by_name = self.by_name_in(comp)
         cshapes = self.shapes_in(comp)
+        # the names defined so far: those of cshapes, unless another computation of the same name
+        # filled it before
+        defined = cshapes if not cshapes else {}
+        alone = defined is not cshapes
         memo = self.memo
         out = self.out
+        memo_ok = _MEMO_OPCODES
+        flagged = self.flagged
+        skip = _UNCHECKED_ATTRS
+        params = []  # (gathered here for check_parameters and the callers' checks: no second scan)
+        channels = []  # the instructions that write a channel_id, for check_channels
         for ins in comp.instructions:
-            # An instruction whose operands are all defined earlier is checked once per signature: the
-            # same opcode, declared shape, operand shapes and checked attributes give the same findings
-            # and the same shape.  Only signatures that gave no finding are remembered, so every finding
-            # is still made (and located) at its own instruction.
-            key = self.memo_key(ins, cshapes)
-            if key is not None:
-                got = memo.get(key)
-                if got is not None:
-                    cshapes[ins.name] = got[0]
-                    defined[ins.name] = ins
-                    continue
-                n = len(out)
-            self.check_instruction(comp, ins, defined, by_name)
+            # An instruction whose operands and control predecessors are all defined earlier is checked
+            # once per signature: what check_instruction reads of it, the opcode, the declared shape,
+            # the operands' shapes and the shapes written before them (shapes by identity: the module
+            # and `self.shapes` hold them for the whole run) and the attributes the checks read (by
+            # value, see infer.attrs_key), gives the same findings and the same shape.  Only signatures
+            # that gave no finding are remembered, so every finding is still made (and located) at its
+            # own instruction.  (The key is made inline: this loop runs once per instruction.)
+            name = ins.name
+            op = ins.opcode
+            if op == "parameter":
+                params.append(ins)
+            ok = memo_ok.get(op)
+            if ok is None:
+                ok = memo_ok[op] = op in OPCODES and check_for(op, "values") is None
+            attrs = ins.attrs_as_parsed()[0]  # metadata left undecoded: the key skips it
+            if attrs and "channel_id" in attrs:
+                channels.append(ins)
+            key = None
+            if ok and not ins.unknown_attrs and not (flagged and id(ins) in flagged):
+                operands = ins.operands
+                try:
+                    if len(operands) == 2:
+                        ops = (id(cshapes[operands[0]]), id(cshapes[operands[1]]))
+                    elif len(operands) == 1:
+                        ops = id(cshapes[operands[0]])
+                    else:
+                        ops = tuple([id(cshapes[o]) for o in operands])
+                except KeyError:  # not defined (yet): E106
+                    ops = None
+                if ops is not None:
+                    if not attrs:
+                        attrs = ()
+                    else:
+                        preds = attrs.get("control-predecessors")
+                        if preds and any(p not in cshapes for p in preds):
+                            attrs = None  # not defined (yet): E106
+                        elif attrs.keys() <= skip:
+                            attrs = ()
+                        else:
+                            attrs = attrs_key(attrs, skip)
+                    if attrs is not None:
+                        written = ins.operand_shapes
+                        if written is not None:
+                            written = tuple([id(w) for w in written])
+                        key = (op, id(ins.shape), ops, written, attrs)
+                        got = memo.get(key)
+                        if got is not None:
+                            cshapes[name] = got[0]
+                            if alone:
+                                defined[name] = ins
+                            continue
+                        n = len(out)
+            self.check_instruction(comp, ins, defined)
             if key is not None and len(out) == n:
-                memo[key] = (cshapes[ins.name],)
-            defined[ins.name] = ins
+                memo[key] = (cshapes[name],)
+            if alone:
+                defined[name] = ins
+        self._params_of.setdefault(id(comp), params)
+        self._channel_ins[id(comp)] = channels
         self.check_parameters(comp)
         self.check_root(comp)
 
@@ -605,37 +656,7 @@ class _Checker:
                                          f"{p.name}{self._line_of(p)} has shape {shape_str(p.shape)}", loc, comp)
 
     # ---- instructions
-    def memo_key(self, ins, cshapes):
-        """What check_instruction reads of `ins` when its operands and control predecessors are all
-        defined: the opcode, the declared shape, the operands' shapes and the shapes written before
-        them (shapes by identity: the module and `self.shapes` hold them for the whole run) and the
-        attributes the checks read (by value, see infer.attrs_key).  None: check it on its own."""
-        op = ins.opcode
-        ok = _MEMO_OPCODES.get(op)
-        if ok is None:
-            ok = _MEMO_OPCODES[op] = op in OPCODES and check_for(op, "values") is None
-        if not ok or ins.unknown_attrs or (self.flagged and id(ins) in self.flagged):
-            return None
-        try:
-            ops = tuple([id(cshapes[o]) for o in ins.operands])
-        except KeyError:  # not defined (yet): E106
-            return None
-        attrs = ins.attrs_as_parsed()[0]  # metadata left undecoded: the key skips it (UNREAD_ATTRS)
-        if attrs:
-            preds = attrs.get("control-predecessors")
-            if preds and any(p not in cshapes for p in preds):
-                return None
-            attrs = attrs_key(attrs, _UNCHECKED_ATTRS)
-            if attrs is None:
-                return None
-        else:
-            attrs = ()
-        written = ins.operand_shapes
-        if written is not None:
-            written = tuple([id(w) for w in written])
-        return op, id(ins.shape), ops, written, attrs
-
-    def check_instruction(self, comp, ins, defined, by_name) -> None:
+    def check_instruction(self, comp, ins, defined) -> None:
         opcode = ins.opcode
         op = OPCODES.get(opcode)
         base, suffix = split_async(opcode)
@@ -658,6 +679,7 @@ class _Checker:
         for name in ins.operands:
             if name not in defined:
                 ok_operands = False
+                by_name = self.by_name_in(comp)
                 if name in by_name:
                     self.add("E106", f"instruction does not exist: {name} (it is defined later, at line "
                                      f"{by_name[name].loc.line if by_name[name].loc else '?'}; operands must "
@@ -668,7 +690,7 @@ class _Checker:
         for name in ins.attrs.get("control-predecessors", ()) or ():
             if name not in defined:
                 self.add("E106", f"control predecessor does not exist: {name}"
-                         + (" (it is defined later)" if name in by_name else ""),
+                         + (" (it is defined later)" if name in self.by_name_in(comp) else ""),
                          self.attr_loc(ins, "control-predecessors"), comp, ins)
         # operand count: the table's arity, or the opcode's own count beside its shape rule
         count = check_for(opcode, "operands")
@@ -683,7 +705,7 @@ class _Checker:
         # the opcode's checks of the instruction and its operand instructions (beside its shape rule)
         values = check_for(opcode, "values") if ok_operands else None
         if values is not None:
-            values(self, comp, ins, by_name)
+            values(self, comp, ins, self.by_name_in(comp))
         # layouts
         if ins.shape is not None:
             self.check_layouts(ins.shape, comp, ins)
@@ -1258,7 +1280,10 @@ class _Checker:
         for comp in self.m.computations:
             if _SEND_RECV_OPS.isdisjoint(self.opcodes_in(comp)):
                 # no send/recv: only the channel ids (any instruction may write one)
-                for ins in [i for i in comp.instructions if "channel_id" in i.attrs_as_parsed()[0]]:
+                chans = self._channel_ins.get(id(comp))
+                if chans is None:
+                    chans = [i for i in comp.instructions if "channel_id" in i.attrs_as_parsed()[0]]
+                for ins in chans:
                     ch = ins.attrs["channel_id"]
                     if isinstance(ch, int) and not isinstance(ch, bool):
                         by_channel.setdefault(ch, []).append((comp, ins))
