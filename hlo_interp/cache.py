@@ -7,7 +7,8 @@ its plans (hlo_interp.evaluator) is about 40% of building them; the code objects
 as .pyc files do) at a fraction of that.  hlo-run keeps one entry per text in the user's cache folder
 ($XDG_CACHE_HOME/hlo-interp, else ~/.cache/hlo-interp): KEY.pickle (the module, and whether it was
 verified) and KEY.plans (compiled plan code by a digest of its source), read back when the same text
-is run again.
+is run again.  `hlo check` keeps the findings of a text there too (KEY.check): checking it again
+reads them back instead of parsing and verifying.
 
 Safety:
   - an entry's key is a SHA-256 of the text's bytes, the name it was read under (error messages show
@@ -40,6 +41,7 @@ ENV = "HLO_INTERP_CACHE"   # "0": off; "1": on for texts of any size; unset: on 
 MIN_BYTES = 256 << 10
 MAX_BYTES = 1 << 30        # the whole folder
 _FORMAT = b"hlo-interp module cache 1\n"
+_KINDS = (".pickle", ".plans", ".check")  # the module, its plans' code, the findings of `hlo check`
 _TRUSTED = ("hlo_interp.", "numpy.", "ml_dtypes.")
 _TRUSTED_EXACT = {"numpy", "ml_dtypes", "copyreg", "collections", "_codecs"}
 _BUILTINS = {"set", "frozenset", "slice", "complex", "range", "bytearray", "tuple", "list", "dict", "int",
@@ -90,6 +92,21 @@ def for_file(path: str, choice: Optional[bool] = None):
     cache = ModuleCache()
     key = cache.key(data, path)
     return cache, key, cache.get(key)
+
+
+def for_data(path: str, data, choice: Optional[bool] = None):
+    """For a command that has just read the text file `path` (its bytes `data`): (cache, key) when the
+    text goes through the cache (a regular file, not a .pb proto, of a size `wanted`), else None."""
+    import stat
+    if path == "-" or path.lower().endswith(".pb") or not wanted(len(data), choice):
+        return None
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+    except OSError:
+        return None
+    cache = ModuleCache()
+    return cache, cache.key(data, path)
 
 
 _CODE_STAMP: Optional[bytes] = None
@@ -225,37 +242,48 @@ class ModuleCache:
     def get_plans(self, key: str) -> dict:
         """The compiled plan code stored under `key` ({digest: code object}); {} when there is none (or
         it cannot be read back: then it is removed)."""
+        code = self.get_record(key, "plans")
+        if code is not None and not isinstance(code, dict):
+            self._remove(self._path(key, "plans"))
+        return code if isinstance(code, dict) else {}
+
+    def put_plans(self, key: str, code: dict) -> bool:
+        """Store compiled plan code ({digest: code object}) under `key`."""
+        return self.put_record(key, "plans", code)
+
+    def get_record(self, key: str, kind: str):
+        """The value (plain data or code, as marshal stores them) stored as `kind` under `key`: the
+        plans' code ("plans"), a check's findings ("check"); None when there is none (or it cannot be
+        read back: then it is removed)."""
         import marshal
-        path = self._path(key, "plans")
+        path = self._path(key, kind)
         if not self._usable(create=False):
-            return {}
+            return None
         try:
             with open(path, "rb") as f:
                 data = f.read()
         except OSError:
-            return {}
+            return None
         head = _FORMAT + key.encode() + b"\n"
         try:
             if not data.startswith(head):
                 raise ValueError("not an entry for this key")
-            code = marshal.loads(memoryview(data)[len(head):])
-            if not isinstance(code, dict):
-                raise ValueError("not plan code")
-        except Exception:  # noqa: BLE001 - damaged: compile again
+            value = marshal.loads(memoryview(data)[len(head):])
+        except Exception:  # noqa: BLE001 - damaged: made again
             self._remove(path)
-            return {}
-        return code
+            return None
+        return value
 
-    def put_plans(self, key: str, code: dict) -> bool:
-        """Store compiled plan code ({digest: code object}) under `key`."""
+    def put_record(self, key: str, kind: str, value) -> bool:
+        """Store `value` (what marshal stores: plain data, code objects) as `kind` under `key`."""
         import marshal
         if not self._usable(create=True):
             return False
         try:
-            data = _FORMAT + key.encode() + b"\n" + marshal.dumps(code)
+            data = _FORMAT + key.encode() + b"\n" + marshal.dumps(value)
         except ValueError:
             return False
-        return self._write(self._path(key, "plans"), data)
+        return self._write(self._path(key, kind), data)
 
     def _write(self, path: Path, data) -> bool:
         """Write through a temporary file and a rename (readers see the whole file or none)."""
@@ -289,7 +317,7 @@ class ModuleCache:
                     if st.st_mtime < time.time() - 3600:
                         self._remove(Path(e.path))
                     continue
-                if e.name.endswith((".pickle", ".plans")) and e.path != keep:
+                if e.name.endswith(_KINDS) and e.path != keep:
                     entries.append((st.st_mtime, st.st_size, e.path))
         except OSError:
             return

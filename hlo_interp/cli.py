@@ -436,8 +436,12 @@ def _print_unified_diff(text: str, out: str, name: str, color: str) -> None:
 @click.option("--strict", is_flag=True, help="Warnings fail too (exit 1).")
 @click.option("--no-notes", is_flag=True, help="Do not show notes (elided constants, implicit ROOT).")
 @click.option("-v", "--verbose", is_flag=True, help="List the files of a folder that were skipped (not HLO).")
+@click.option("--cache/--no-cache", "cache", default=None,
+              help="Keep the findings of a file in the user's cache folder and read them back when the same "
+                   "text is checked again (default: for files of 256 KiB or more; HLO_INTERP_CACHE=0/1 "
+                   "turns it off/on for every file).")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
-def check_cmd(paths, fmt, syntax_only, jobs, shard, ignore, strict, no_notes, color, verbose):
+def check_cmd(paths, fmt, syntax_only, jobs, shard, ignore, strict, no_notes, color, verbose, cache):
     """Check HLO files the way XLA's verifier would: syntax, opcodes, operands, attributes, shapes,
     parameters, called computations, layouts, replica groups, the module header, async pairs.
 
@@ -478,7 +482,7 @@ def check_cmd(paths, fmt, syntax_only, jobs, shard, ignore, strict, no_notes, co
     found_any = bool(inputs)
     if shard_n is not None:
         inputs = [x for i, x in enumerate(inputs) if i % shard_n == shard_k - 1]
-    options = {"syntax_only": syntax_only, "ignore": tuple(ignored), "notes": not no_notes}
+    options = {"syntax_only": syntax_only, "ignore": tuple(ignored), "notes": not no_notes, "cache": cache}
     stdin_text = None
     if any(p == "-" for p, _ in inputs):
         from .diagnostics import MAX_MODULE_BYTES, TooLarge, read_limited
@@ -607,11 +611,57 @@ def _check_one(job) -> dict:
         from .frontend import looks_like_mlir, mlir_error
         if looks_like_mlir(text) and not _looks_like_hlo(text):
             return {"file": name, "error": mlir_error(text, name).message, "findings": []}
-        return {"file": name, "findings": check_text(text, name, **options)}
+        return {"file": name, "findings": _findings(path, data, text, name, options)}
     except Exception as e:  # noqa: BLE001 - a bug of ours must not lose the other files' results
         from .shapes.verify import Finding
         return {"file": name, "findings": [Finding("E000", "error", f"internal error while checking: "
                                                                  f"{type(e).__name__}: {e}", name)]}
+
+
+def _findings(path: str, data, text: str, name: str, options: dict) -> list:
+    """check_text's findings for a file's text, through the module cache when the file goes through it
+    (hlo_interp.cache: by size, --cache/--no-cache, HLO_INTERP_CACHE): the findings of the text with
+    nothing ignored are kept under the key of its bytes and name, and read back by the next check of
+    the same text; a module hlo-run left there spares the parsing."""
+    choice = options.get("cache")
+    rest = {k: v for k, v in options.items() if k != "cache"}
+    found = None
+    if choice is not False and not rest.get("syntax_only"):
+        from .cache import for_data
+        found = for_data(path, data, choice)
+    if found is None:
+        return check_text(text, name, **rest)
+    from .shapes.verify import Finding, filter_findings
+    cache, key = found
+    findings = _findings_from(cache.get_record(key, "check"), Finding)
+    if findings is None:
+        from .syntax.parser import SPLIT_MARKER
+        if SPLIT_MARKER not in text:  # one module: hlo-run's entry of it, if there is one
+            hit = cache.get(key)
+            if hit is not None:
+                from .shapes.verify import check
+                findings = check(hit[0], filename=name)
+        if findings is None:
+            findings = check_text(text, name)
+        cache.put_record(key, "check", [tuple(getattr(f, k) for k in _FINDING_FIELDS) for f in findings])
+    return filter_findings(findings, rest.get("ignore", ()), rest.get("notes", True))
+
+
+_FINDING_FIELDS = ("code", "severity", "message", "filename", "line", "column", "computation", "instruction",
+                   "source_line")
+
+
+def _findings_from(rows, finding) -> Optional[list]:
+    """Findings from the rows a cache entry holds; None when they are not rows of findings."""
+    if not isinstance(rows, list):
+        return None
+    out = []
+    for r in rows:
+        if not (isinstance(r, tuple) and len(r) == len(_FINDING_FIELDS) and all(
+                isinstance(x, str) for x in r[:3]) and all(x is None or isinstance(x, (str, int)) for x in r[3:])):
+            return None
+        out.append(finding(*r))
+    return out
 
 
 def _check_proto(path: str, options: dict) -> dict:

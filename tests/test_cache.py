@@ -221,3 +221,98 @@ def test_a_process_under_a_memory_limit_reads_and_writes_the_cache(cache_home, t
         r = subprocess.run(cmd, env=env, capture_output=True, text=True, preexec_fn=limit, timeout=120)
         assert r.returncode == 0, r.stderr
         assert "ok" in r.stdout and len(entries(cache_home)) == 1
+
+
+# --------------------------------------------------------------------------------------------------
+# hlo check: the findings of a text it checked before are read back (KEY.check)
+
+# A module with an error (E101 at line 6), a warning-free rest and a note (no ROOT marked: N002).
+FINDINGS = """HloModule findings
+
+ENTRY main {
+  a = f32[2] parameter(0)
+  b = f32[2] parameter(1)
+  c = f32[3] add(a, b)
+  d = f32[2] multiply(a, b)
+}
+"""
+
+
+def check(*args, env=None):
+    from hlo_interp.cli import main as hlo
+    return CliRunner().invoke(hlo, ["check", *[str(a) for a in args]], env={"NO_COLOR": "1", **(env or {})},
+                              catch_exceptions=False)
+
+
+def no_parsing_at_all(monkeypatch):
+    """Make every parse fail loudly: a check that still works read its findings (or module) from the cache."""
+    import hlo_interp.frontend
+
+    def refuse(*a, **k):
+        raise AssertionError("parsed although the cache holds the text's findings or module")
+    monkeypatch.setattr(hlo_interp.frontend, "parse_all_text", refuse)
+    monkeypatch.setattr(hlo_interp.frontend, "parse_text", refuse)
+
+
+@pytest.mark.parametrize("args", [(), ("--format", "json"), ("--format", "github"), ("--ignore", "E101"),
+                                  ("--ignore", "shape-mismatch,N002", "--strict"), ("--no-notes",)])
+def test_check_reads_its_findings_back_with_the_same_output(cache_home, tmp_path, monkeypatch, args):
+    f = tmp_path / "m.hlo"
+    f.write_text(FINDINGS)
+    fresh = check(f, "--no-cache", *args)
+    assert check(f, "--cache").exit_code == 1  # (findings of the whole text kept, nothing ignored)
+    assert len(entries(cache_home, "check")) == 1 and entries(cache_home) == []  # findings only: small
+    no_parsing_at_all(monkeypatch)
+    again = check(f, "--cache", *args)
+    assert (again.exit_code, again.stdout, again.stderr) == (fresh.exit_code, fresh.stdout, fresh.stderr)
+    assert ("E101" in fresh.stdout) == ("--ignore" not in args)
+
+
+def test_check_of_a_changed_text_is_not_read_from_the_cache(cache_home, tmp_path):
+    f = tmp_path / "m.hlo"
+    f.write_text(FINDINGS)
+    assert check(f, "--cache").exit_code == 1
+    f.write_text(FINDINGS.replace("c = f32[3]", "c = f32[2]"))
+    r = check(f, "--cache")
+    assert "E101" not in r.stdout and len(entries(cache_home, "check")) == 2
+
+
+def test_check_uses_a_module_hlo_run_kept(cache_home, tmp_path, monkeypatch):
+    hlo = tmp_path / "mlp.hlo"
+    hlo.write_text(SAMPLE.read_text())
+    fresh = check(hlo, "--no-cache", "--format", "json")
+    assert run(hlo, "-i", INPUTS, "--print", "none", "--cache").exit_code == 0
+    assert len(entries(cache_home)) == 1 and entries(cache_home, "check") == []
+    no_parsing_at_all(monkeypatch)
+    r = check(hlo, "--cache", "--format", "json")
+    assert (r.exit_code, r.stdout) == (fresh.exit_code, fresh.stdout)
+    assert len(entries(cache_home, "check")) == 1
+
+
+def test_check_cache_off_small_texts_and_syntax_only(cache_home, tmp_path, monkeypatch):
+    f = tmp_path / "m.hlo"
+    f.write_text(FINDINGS)
+    assert check(f).exit_code == 1 and check(f, "--syntax-only", "--cache").exit_code == 0  # small; parse only
+    assert check(f, "--no-cache").exit_code == 1
+    monkeypatch.setenv(C.ENV, "0")
+    assert check(f).exit_code == 1
+    assert entries(cache_home, "check") == []
+    monkeypatch.setenv(C.ENV, "1")
+    assert check(f).exit_code == 1 and len(entries(cache_home, "check")) == 1
+
+
+@pytest.mark.parametrize("damage", ["garbage", "empty", "other key", "not findings"])
+def test_a_damaged_check_entry_is_ignored_and_rewritten(cache_home, tmp_path, damage):
+    import marshal
+    f = tmp_path / "m.hlo"
+    f.write_text(FINDINGS)
+    first = check(f, "--cache")
+    [entry] = entries(cache_home, "check")
+    good = entry.read_bytes()
+    head = good[:good.index(b"\n", len(b"hlo-interp module cache 1\n")) + 1]
+    entry.write_bytes({"garbage": os.urandom(len(good)), "empty": b"",
+                       "other key": good.replace(entry.stem.encode(), b"0" * 64, 1),
+                       "not findings": head + marshal.dumps([("E101", "error")])}[damage])
+    again = check(f, "--cache")
+    assert (again.exit_code, again.stdout) == (first.exit_code, first.stdout)
+    assert entry.read_bytes() == good

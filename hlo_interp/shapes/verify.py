@@ -1462,9 +1462,14 @@ def check(module: ir.Module, *, ignore: Iterable[str] = (), notes: bool = True,
         (None, _compatible_local, None)
     with ir.gc_paused():
         findings = _Checker(module, infer_fn, compat, shape_error, filename).run()
+    out = filter_findings(findings, ignore, notes)
+    out.sort(key=lambda f: (f.line is None, f.line or 0, f.column or 0))
+    return out
+
+
+def filter_findings(findings: Iterable[Finding], ignore: Iterable[str] = (), notes: bool = True) -> list[Finding]:
+    """The findings, in order, but those whose code or name is in `ignore` and, unless `notes`, the notes."""
     skip = {c.strip().upper() for c in ignore if c and c.strip()}
     names = {v[0]: k for k, v in CODES.items()}
     skip |= {names[c.lower()] for c in list(skip) if c.lower() in names}
-    out = [f for f in findings if f.code not in skip and (notes or f.severity != "note")]
-    out.sort(key=lambda f: (f.line is None, f.line or 0, f.column or 0))
-    return out
+    return [f for f in findings if f.code not in skip and (notes or f.severity != "note")]
