@@ -8,7 +8,7 @@ import click
 
 from pathlib import Path
 
-from .cli import EXIT_ERROR, EXIT_OK, load_module_arg, make_console, module_options, report_error
+from .cli import EXIT_ERROR, EXIT_OK, load_module_arg, make_console, module_options, quick_exit_at_end, report_error
 from .diagnostics import HloError
 
 
@@ -47,6 +47,7 @@ def command(module, as_json, top, computation, color, module_name=None, stage=No
     Exit status: 0 ok, 2 usage or input error.
     """
     from .info import module_info, sections
+    quick_exit_at_end()  # (run as a process: the module and the report are never freed)
     name = module
     if module != "-" and Path(module).is_dir() and module_name is None and stage is None:
         sys.exit(_folder_table(module, as_json, color))

@@ -179,3 +179,27 @@ def test_pre_commit_hook_definition():
     assert pat.search("dumps/module_0001.jit_f.before_optimizations.txt")
     assert pat.search("model.hlo")
     assert not pat.search("README.md")
+
+
+def test_a_process_ends_with_all_its_output_as_called_in_python(tmp_path):
+    """Run as the `hlo` process, check and info end without the interpreter's teardown (cli.end_process);
+    what they write, past a pipe's buffer, and their exit status are those of the same command called
+    in Python (click's CliRunner, which ends as usual)."""
+    from click.testing import CliRunner
+
+    from hlo_interp.cli import main
+    lines = ["HloModule many", "", "ENTRY e {", "  p = f32[4] parameter(0)"]
+    lines += [f"  n{i} = f32[5] negate(p)" for i in range(3000)]  # 3000 E101 findings
+    lines += ["  ROOT r = f32[4] negate(p)", "}", ""]
+    f = tmp_path / "many.hlo"
+    f.write_text("\n".join(lines))
+    for args in (["check", f], ["check", "--format", "json", f], ["check", "-j", "2", f, CORPUS / "jax"],
+                 ["info", "--json", "--top", "0", f], ["info", f]):
+        args = [str(a) for a in args]
+        env = dict(os.environ, NO_COLOR="1", HLO_INTERP_CACHE="0")
+        env.pop("FORCE_COLOR", None)
+        p = subprocess.run([sys.executable, "-m", "hlo_interp", *args], capture_output=True, text=True,
+                           cwd=ROOT, env=env)
+        r = CliRunner().invoke(main, args, env={"NO_COLOR": "1", "HLO_INTERP_CACHE": "0"})
+        assert (p.returncode, p.stdout) == (r.exit_code, r.stdout), args
+        assert len(p.stdout) > 65536 or args[0] == "info" and "--json" not in args, args
