@@ -8,7 +8,8 @@ as .pyc files do) at a fraction of that.  hlo-run keeps one entry per text in th
 ($XDG_CACHE_HOME/hlo-interp, else ~/.cache/hlo-interp): KEY.pickle (the module, and whether it was
 verified) and KEY.plans (compiled plan code by a digest of its source), read back when the same text
 is run again.  `hlo check` keeps the findings of a text there too (KEY.check): checking it again
-reads them back instead of parsing and verifying.
+reads them back instead of parsing and verifying.  `hlo info` keeps its reports (KEY.info, the text or
+JSON it printed, per set of options) the same way.
 
 Safety:
   - an entry's key is a SHA-256 of the text's bytes, the name it was read under (error messages show
@@ -41,7 +42,7 @@ ENV = "HLO_INTERP_CACHE"   # "0": off; "1": on for texts of any size; unset: on 
 MIN_BYTES = 256 << 10
 MAX_BYTES = 1 << 30        # the whole folder
 _FORMAT = b"hlo-interp module cache 1\n"
-_KINDS = (".pickle", ".plans", ".check")  # the module, its plans' code, the findings of `hlo check`
+_KINDS = (".pickle", ".plans", ".check", ".info")  # the module, its plans' code, check's findings, info's reports
 _TRUSTED = ("hlo_interp.", "numpy.", "ml_dtypes.")
 _TRUSTED_EXACT = {"numpy", "ml_dtypes", "copyreg", "collections", "_codecs"}
 _BUILTINS = {"set", "frozenset", "slice", "complex", "range", "bytearray", "tuple", "list", "dict", "int",
@@ -73,6 +74,16 @@ def for_file(path: str, choice: Optional[bool] = None):
     when the file goes through the cache (a regular file, not a .pb proto, of a size `wanted`), else
     None.  On a miss the caller parses the text as usual and stores the module under the key of the
     text's bytes: cache.put(cache.key(text.encode("utf-8"), path), module, verified)."""
+    found = for_path(path, choice)
+    if found is None:
+        return None
+    cache, key = found
+    return cache, key, cache.get(key)
+
+
+def for_path(path: str, choice: Optional[bool] = None):
+    """(cache, key) for the module text file `path` when it goes through the cache (as for_file), else
+    None; the file is read (and hashed) here."""
     import stat
 
     from .diagnostics import MAX_MODULE_BYTES
@@ -90,8 +101,7 @@ def for_file(path: str, choice: Optional[bool] = None):
     except (OSError, MemoryError):
         return None
     cache = ModuleCache()
-    key = cache.key(data, path)
-    return cache, key, cache.get(key)
+    return cache, cache.key(data, path)
 
 
 def for_data(path: str, data, choice: Optional[bool] = None):

@@ -20,8 +20,12 @@ from .diagnostics import HloError
 @click.option("-c", "--computation", metavar="NAME",
               help="Report on this computation instead of the entry (its opcodes, signature, cost, buffers).")
 @module_options
+@click.option("--cache/--no-cache", "cache", default=None,
+              help="Keep the report on a file in the user's cache folder and print it from there when the same "
+                   "text is asked about again with the same options (default: for files of 256 KiB or more; "
+                   "HLO_INTERP_CACHE=0/1 turns it off/on for every file).")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True)
-def command(module, as_json, top, computation, color, module_name=None, stage=None):
+def command(module, as_json, top, computation, color, module_name=None, stage=None, cache=None):
     """Summarize an HLO module: its computations (and what calls them), instructions per opcode,
     the entry's parameters and result, FLOP and byte estimates as XLA's HloCostAnalysis counts them,
     and a memory report from the physical layouts.
@@ -51,6 +55,12 @@ def command(module, as_json, top, computation, color, module_name=None, stage=No
     name = module
     if module != "-" and Path(module).is_dir() and module_name is None and stage is None:
         sys.exit(_folder_table(module, as_json, color))
+    kept = None  # (cache, key, reports, this report's options) when the report goes through the cache
+    if module != "-" and module_name is None and stage is None and cache is not False and (as_json or _plain(color)):
+        kept = _kept_reports(module, cache, f"{'json' if as_json else 'text'} {top} {computation!r}")
+        if kept is not None and kept[3] in kept[2]:
+            sys.stdout.write(kept[2][kept[3]])
+            sys.exit(EXIT_OK)
     try:
         loaded = load_module_arg(module, module_name, stage, "hlo info")
         name = loaded.name
@@ -64,12 +74,12 @@ def command(module, as_json, top, computation, color, module_name=None, stage=No
         report_error(HloError(f"internal error in hlo info: {type(e).__name__}: {e}", filename=name), color)
         sys.exit(EXIT_ERROR)
     if as_json:
-        click.echo(info.to_json(top=top or None))
+        _print_report(info.to_json(top=top or None) + "\n", kept)
         sys.exit(EXIT_OK)
     console = None if _plain(color) else make_console(color=color)
     if console is None or not console.is_terminal:
         from .info import to_text
-        sys.stdout.write(to_text(info, top))
+        _print_report(to_text(info, top), kept)
         sys.exit(EXIT_OK)
     from rich.table import Table
     from rich.text import Text
@@ -91,6 +101,34 @@ def command(module, as_json, top, computation, color, module_name=None, stage=No
         for n in notes:
             console.print(Text("  " + n, style="yellow" if styled else ""))
     sys.exit(EXIT_OK)
+
+
+def _kept_reports(path: str, choice, options: str):
+    """(cache, key, {options: report} kept for the text of file `path`, `options`) when the file goes
+    through the module cache (hlo_interp.cache: by size, --cache/--no-cache, HLO_INTERP_CACHE), else None."""
+    from .cache import for_path
+    found = for_path(path, choice)
+    if found is None:
+        return None
+    cache, key = found
+    reports = cache.get_record(key, "info")
+    if not (isinstance(reports, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in reports.items())):
+        reports = {}
+    return cache, key, reports, options
+
+
+_KEPT_REPORTS = 8  # per text: the reports of this many sets of options (the latest)
+
+
+def _print_report(text: str, kept) -> None:
+    """Print a report (text or JSON), and keep it in the cache when it goes through it."""
+    sys.stdout.write(text)
+    if kept is not None:
+        cache, key, reports, options = kept
+        reports = {k: v for k, v in reports.items() if k != options}
+        reports = dict(list(reports.items())[-(_KEPT_REPORTS - 1):])
+        reports[options] = text
+        cache.put_record(key, "info", reports)
 
 
 def _plain(color: str) -> bool:

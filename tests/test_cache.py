@@ -316,3 +316,54 @@ def test_a_damaged_check_entry_is_ignored_and_rewritten(cache_home, tmp_path, da
     again = check(f, "--cache")
     assert (again.exit_code, again.stdout) == (first.exit_code, first.stdout)
     assert entry.read_bytes() == good
+
+
+# --------------------------------------------------------------------------------------------------
+# hlo info: its reports on a text are kept per set of options (KEY.info)
+
+def info(*args):
+    from hlo_interp.cli import main as hlo
+    return CliRunner().invoke(hlo, ["info", *[str(a) for a in args]], env={"NO_COLOR": "1"},
+                              catch_exceptions=False)
+
+
+@pytest.mark.parametrize("args", [(), ("--json",), ("--json", "--top", "0"), ("--top", "3"),
+                                  ("-c", "region_0.2"), ("--json", "-c", "relu.1")])
+def test_info_prints_its_report_back_with_the_same_output(cache_home, tmp_path, monkeypatch, args):
+    f = tmp_path / "mlp.hlo"
+    f.write_text(SAMPLE.read_text())
+    fresh = info(f, "--no-cache", *args)
+    assert fresh.exit_code == 0, fresh.output
+    assert entries(cache_home, "info") == []
+    first = info(f, "--cache", *args)
+    info(f, "--cache", "--top", "1")  # another report kept beside it
+    assert len(entries(cache_home, "info")) == 1
+    no_parsing_at_all(monkeypatch)
+    import hlo_interp.dumps
+    monkeypatch.setattr(hlo_interp.dumps, "load_path", lambda *a, **k: pytest.fail("loaded a module"))
+    again = info(f, "--cache", *args)
+    assert (first.exit_code, first.stdout) == (again.exit_code, again.stdout) == (fresh.exit_code, fresh.stdout)
+
+
+def test_info_of_a_changed_text_or_a_damaged_entry_is_made_again(cache_home, tmp_path):
+    import marshal
+    f = tmp_path / "mlp.hlo"
+    f.write_text(SAMPLE.read_text())
+    first = info(f, "--cache", "--json")
+    [entry] = entries(cache_home, "info")
+    head = entry.read_bytes()[:len(b"hlo-interp module cache 1\n") + 65]
+    entry.write_bytes(head + marshal.dumps({"json 10 None": 7}))  # not a report
+    assert info(f, "--cache", "--json").stdout == first.stdout
+    f.write_text(SAMPLE.read_text().replace("HloModule ", "HloModule renamed_", 1))
+    other = info(f, "--cache", "--json")
+    assert other.exit_code == 0 and '"module": "renamed_' in other.stdout
+    assert len(entries(cache_home, "info")) == 2
+
+
+def test_info_errors_and_small_texts_are_not_kept(cache_home, tmp_path, monkeypatch):
+    bad = tmp_path / "bad.hlo"
+    bad.write_text("HloModule bad\nENTRY e {\n  ROOT a = f32[2] add(\n}\n")
+    assert info(bad, "--cache").exit_code == 2 and entries(cache_home, "info") == []
+    assert info(SAMPLE).exit_code == 0 and entries(cache_home, "info") == []  # below 256 KiB
+    monkeypatch.setenv(C.ENV, "1")
+    assert info(SAMPLE).exit_code == 0 and len(entries(cache_home, "info")) == 1
