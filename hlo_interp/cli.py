@@ -686,8 +686,9 @@ def _findings(path: str, data, text: str, name: str, options: dict) -> list:
     choice = options.get("cache")
     rest = {k: v for k, v in options.items() if k != "cache"}
     found = None
-    if choice is not False and not rest.get("syntax_only"):
-        from .cache import for_data
+    if choice is not False and not rest.get("syntax_only") and (
+            choice or len(data) >= _CACHE_MIN_BYTES or os.environ.get(_CACHE_ENV, "").strip() == "1"):
+        from .cache import for_data  # (not imported for a small file: start-up time)
         found = for_data(path, data, choice)
     if found is None:
         return check_text(text, name, **rest)
@@ -708,6 +709,7 @@ def _findings(path: str, data, text: str, name: str, options: dict) -> list:
     return filter_findings(findings, rest.get("ignore", ()), rest.get("notes", True))
 
 
+_CACHE_MIN_BYTES, _CACHE_ENV = 256 << 10, "HLO_INTERP_CACHE"  # cache.MIN_BYTES, cache.ENV (tests check)
 _FINDING_FIELDS = ("code", "severity", "message", "filename", "line", "column", "computation", "instruction",
                    "source_line")
 

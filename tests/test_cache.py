@@ -367,3 +367,10 @@ def test_info_errors_and_small_texts_are_not_kept(cache_home, tmp_path, monkeypa
     assert info(SAMPLE).exit_code == 0 and entries(cache_home, "info") == []  # below 256 KiB
     monkeypatch.setenv(C.ENV, "1")
     assert info(SAMPLE).exit_code == 0 and len(entries(cache_home, "info")) == 1
+
+
+def test_check_reads_the_cache_policy_without_importing_the_cache():
+    """`hlo check` of a small file does not import hlo_interp.cache (start-up time): its own copy of the
+    size bound and the variable's name are the cache's."""
+    from hlo_interp import cli
+    assert (cli._CACHE_MIN_BYTES, cli._CACHE_ENV) == (C.MIN_BYTES, C.ENV)
