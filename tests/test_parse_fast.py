@@ -218,6 +218,9 @@ CASES = {
     "metadata_commas": 'ENTRY e {\n  p = f32[] parameter(0)\n  ROOT n = f32[] negate(p), metadata={op_name="n",source_line=3}\n}\n',
     # operands written as the printer writes them, and otherwise
     "operands_six": "ENTRY e {\n  a = f32[1]{0} parameter(0)\n  ROOT c = f32[6]{0} concatenate(%a, %a, %a, %a, %a, %a), dimensions={0}\n}\n",
+    "constant_word_literals": "ENTRY e {\n  t = pred[] constant(true)\n  f = pred[] constant(false)\n  n = f32[] constant(nan)\n"
+                              "  i = f32[] constant(inf)\n  ROOT r = (pred[], pred[], f32[], f32[]) tuple(t, f, n, i)\n}\n",
+    "constant_name_literal": "ENTRY e {\n  a = f32[] parameter(0)\n  ROOT c = f32[] constant(a)\n}\n",
     "operands_no_space": "ENTRY e {\n  a = f32[] parameter(0)\n  ROOT c = f32[] add(%a,%a)\n}\n",
 }
 
@@ -250,7 +253,7 @@ def test_fast_path_reads_tuple_results_and_any_attribute_value():
     for name in ("tuple_result_index_comments", "tuple_result_spaces", "convolution_window_dim_labels", "padding",
                  "sharding", "sharding_tuple", "replica_groups", "frontend_attributes_strings",
                  "frontend_attributes_kv", "string_with_comma", "control_predecessors", "metadata_other_order",
-                 "operands_six"):
+                 "operands_six", "constant_word_literals"):
         assert _count_fast(CASES[name])["instruction"] == lines(CASES[name]), name
     for name in ("tuple_result_nested", "tuple_result_spaced_layout", "tuple_result_other_comment",
                  "padding_then_comment", "frontend_attributes", "value_space_after_equals"):

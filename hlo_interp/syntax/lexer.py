@@ -261,9 +261,10 @@ class HloLexer:
             r"[ \t\f\r\n]*(?:(ROOT)[ \t]+)?(%?[A-Za-z_][\w.-]*)[ \t]+=[ \t]+"
             rf"({pats['SHAPE_FAST']}|\([^()\n]*\))[ \t]+"
             # `add(%a, %b)` as the printer writes it (at most 5 operands: no index comments), which
-            # OP_CALL_FAST matches too; then any OP_CALL_FAST
-            r"(?:([a-z][a-z0-9-]*)\(((?:%[A-Za-z_][\w.-]*(?:, %[A-Za-z_][\w.-]*){0,4})?)\)"
-            rf"|({pats['OP_CALL_FAST']})|parameter\(([-+]?[0-9]+)\)|constant\(([^()]*)\)"
+            # OP_CALL_FAST matches too; then any OP_CALL_FAST (`constant(` is OPCODE_CONSTANT, which the
+            # lexer tries first: `constant(true)` is a literal)
+            r"(?:(?!constant\()([a-z][a-z0-9-]*)\(((?:%[A-Za-z_][\w.-]*(?:, %[A-Za-z_][\w.-]*){0,4})?)\)"
+            rf"|(?!constant\()({pats['OP_CALL_FAST']})|parameter\(([-+]?[0-9]+)\)|constant\(([^()]*)\)"
             # `fusion(%a, %b, %c, %d, %e, /*index=5*/%f)`: operands with XLA's index comments
             r"|([a-z][a-z0-9-]*)\((%[A-Za-z_][\w.-]*(?:,[ \t]*(?:/\*index=[0-9]+\*/)?[ \t]*%[A-Za-z_][\w.-]*)*)\))")
         # A value of metadata's canonical form (printer.canonical_metadata_pattern, not empty: a part
