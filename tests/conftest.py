@@ -1,4 +1,14 @@
+import atexit
+import os
+import shutil
+import tempfile
 from pathlib import Path
+
+# The module cache (hlo_interp/cache.py) is on by default for large texts: the suite's commands (and their
+# subprocesses, which inherit this) write to a folder of their own, removed at exit, never the user's.
+_CACHE_HOME = tempfile.mkdtemp(prefix="hlo-interp-tests-cache-")
+os.environ["XDG_CACHE_HOME"] = _CACHE_HOME
+atexit.register(shutil.rmtree, _CACHE_HOME, True)
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "corpus"
