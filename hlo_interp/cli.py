@@ -234,7 +234,7 @@ def module_options(f):
 # Commands
 
 # Run as the `hlo` process (not called from Python): a command whose data lives to its end (check's
-# last module, info's report) may end the process without the interpreter's teardown (end_process).
+# last module, info's report) may end the process without the interpreter's teardown (files.end_process).
 _AS_PROCESS = False
 _QUICK_EXIT = False
 _KEEP: list = []  # what a command keeps alive to the end of the process, not to free it one object at a time
@@ -242,39 +242,13 @@ _KEEP: list = []  # what a command keeps alive to the end of the process, not to
 
 def quick_exit_at_end(keep=None) -> None:
     """For a command run as the `hlo` process: end the process, once the command is done, with
-    end_process (its data not freed object by object, no interpreter teardown); `keep`, if given,
+    files.end_process (its data not freed object by object, no interpreter teardown); `keep`, if given,
     is held to the end instead of what an earlier call kept (which is freed now)."""
     global _QUICK_EXIT
     if _AS_PROCESS:
         _QUICK_EXIT = True
         if keep is not None:
             _KEEP[:] = [keep]
-
-
-def end_process(code) -> None:
-    """End the process with exit status `code` (SystemExit's: None, an int or a message) once every
-    output is out, without the interpreter's teardown: freeing a large module object by object and the
-    final garbage collection cost a run of `hlo check` or `hlo info` of a 100k-instruction module about
-    0.07 s of CPU.  What is left is run here: the atexit functions, then flushing stdout and stderr.
-    Anything unusual (another thread still running, a flush that fails) takes the interpreter's
-    ordinary exit, which reports it as it always did."""
-    import threading
-    if not isinstance(code, int):
-        if code is None:
-            code = 0
-        else:
-            raise SystemExit(code)  # a message: the interpreter prints it
-    if any(t is not threading.main_thread() and t.is_alive() and not t.daemon for t in threading.enumerate()):
-        raise SystemExit(code)
-    import atexit
-    atexit._run_exitfuncs()
-    try:
-        for stream in (sys.stdout, sys.stderr):
-            if stream is not None:
-                stream.flush()
-    except (OSError, ValueError):
-        raise SystemExit(code) from None
-    os._exit(code & 0xFF)
 
 
 class _LazyGroup(PipeSafe, click.Group):
@@ -292,6 +266,7 @@ class _LazyGroup(PipeSafe, click.Group):
         except SystemExit as e:
             code = e.code
         if _QUICK_EXIT:
+            from .files import end_process
             end_process(code)
         raise SystemExit(code)
 

@@ -20,7 +20,7 @@ import click
 from .version import __version__
 from .diagnostics import HloError
 from .cli import PipeSafe, exit_broken_pipe, make_console, module_options, report_error
-from .files import InputError, load_arrays, save_results, write_atomic
+from .files import InputError, end_process, load_arrays, save_results, write_atomic
 from .records import record
 
 EXIT_OK, EXIT_MISMATCH, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -324,7 +324,7 @@ class RunRequest:
 class _RunCommand(PipeSafe, click.Command):
     """`--inputs a.npy b.npy` takes every following .npy/.npz argument (click options take one value).
     Run as a process (the `hlo-run` script, `python -m hlo_interp.cli_run`: the arguments come from
-    sys.argv), the process ends as soon as the command is done, see _end_process."""
+    sys.argv), the process ends as soon as the command is done, see files.end_process."""
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         if args is not None or not standalone_mode:  # called from Python (click's CliRunner, a caller)
@@ -335,7 +335,7 @@ class _RunCommand(PipeSafe, click.Command):
             code = 0
         except SystemExit as e:
             code = e.code
-        _end_process(code)
+        end_process(code)
 
     def parse_args(self, ctx, args):
         out = []
@@ -379,33 +379,6 @@ def _release_gc() -> None:
         _GC_HELD = False
         age_new_objects()
         gc.enable()
-
-
-def _end_process(code) -> None:
-    """End the process with exit status `code` (SystemExit's: None, an int or a message) once every
-    output is out, without the interpreter's teardown: freeing each module, plan and array one by one
-    and the final garbage collection cost a short run about as much CPU time as parsing its module.
-    Every file hlo-run writes is complete and closed before the command returns (files.write_atomic);
-    what is left is run here: the atexit functions, then flushing stdout and stderr.  Anything unusual
-    (another thread still running, a flush that fails) takes the interpreter's ordinary exit, which
-    reports it as it always did."""
-    import threading
-    if not isinstance(code, int):
-        if code is None:
-            code = 0
-        else:
-            raise SystemExit(code)  # a message: the interpreter prints it
-    if any(t is not threading.main_thread() and t.is_alive() and not t.daemon for t in threading.enumerate()):
-        raise SystemExit(code)
-    import atexit
-    atexit._run_exitfuncs()
-    try:
-        for stream in (sys.stdout, sys.stderr):
-            if stream is not None:
-                stream.flush()
-    except (OSError, ValueError):
-        raise SystemExit(code) from None
-    os._exit(code & 0xFF)
 
 
 def _parse_bytes(text: str) -> int:

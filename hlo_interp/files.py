@@ -13,6 +13,7 @@ import ast
 import io
 import os
 import re
+import sys
 import tempfile
 import zipfile
 import zlib
@@ -334,3 +335,31 @@ def save_results(path, leaves: list) -> None:
         write_atomic(path, npy_bytes(leaves[0]))
     else:
         save_arrays(path, {f"out{k}": a for k, a in enumerate(leaves)})
+
+
+def end_process(code) -> None:
+    """End the process with exit status `code` (SystemExit's: None, an int or a message) once every
+    output is out, without the interpreter's teardown: freeing a large module, plan and arrays object by
+    object and the final garbage collection cost a short hlo-run about as much CPU time as parsing its
+    module, and `hlo check` or `hlo info` of a 100k-instruction module about 0.07 s.  Every file a
+    command writes is complete and closed before it returns (write_atomic); what is left is run here:
+    the atexit functions, then flushing stdout and stderr.  Anything unusual (another thread still
+    running, a flush that fails) takes the interpreter's ordinary exit, which reports it as it always
+    did."""
+    import threading
+    if not isinstance(code, int):
+        if code is None:
+            code = 0
+        else:
+            raise SystemExit(code)  # a message: the interpreter prints it
+    if any(t is not threading.main_thread() and t.is_alive() and not t.daemon for t in threading.enumerate()):
+        raise SystemExit(code)
+    import atexit
+    atexit._run_exitfuncs()
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except (OSError, ValueError):
+        raise SystemExit(code) from None
+    os._exit(code & 0xFF)

@@ -182,7 +182,7 @@ def test_pre_commit_hook_definition():
 
 
 def test_a_process_ends_with_all_its_output_as_called_in_python(tmp_path):
-    """Run as the `hlo` process, check and info end without the interpreter's teardown (cli.end_process);
+    """Run as the `hlo` process, check and info end without the interpreter's teardown (files.end_process);
     what they write, past a pipe's buffer, and their exit status are those of the same command called
     in Python (click's CliRunner, which ends as usual)."""
     from click.testing import CliRunner
