@@ -131,18 +131,11 @@ class ReduceContraction:
 
 
 @dataclass(frozen=True)
-class ComplexReduceContraction:
+class ComplexReduceContraction(ReduceContraction):
     """A c64/c128 add-reduce `ins` of a single-use product `multiply` over dimensions of at most 32
     elements: XLA fuses the product into the reduction loop, which accumulates in order from the init
     value with re += fma(ar, br, -ai*bi) and im = fma(ai, br, fma(ar, bi, im)) (measured: the dot of a
     vector by a vector, which XLA rewrites into this reduce)."""
-    ins: ir.Instruction
-    multiply: ir.Instruction
-    chain = ()
-
-    @property
-    def operands(self) -> tuple[str, str, str]:
-        return (self.multiply.operands[0], self.multiply.operands[1], self.ins.operands[1])
 
     def kernel(self, ctx) -> Callable:
         dims = tuple(sorted(self.ins.attrs["dimensions"]))
