@@ -736,13 +736,23 @@ class Executable:
             raise _locate(e) from e
 
     def __call__(self, *arrays: Any) -> list[np.ndarray]:
+        return self.outputs(self.value(*arrays))
+
+    def value(self, *arrays: Any) -> Any:
+        """The root's value, checked against its declared shape (a dynamic dimension at its size)."""
         value = self.execute(*self.prepare_inputs(*arrays))
         root = self.entry.root
         bad = value_mismatch(value, root.shape) if root.shape is not None else None
         if bad:
             raise result_shape_error(self.module, root, bad)
+        return value
+
+    def outputs(self, value: Any) -> list[np.ndarray]:
+        """The result leaves of the root's `value`, as XLA:CPU returns them (a dynamic dimension's bound-
+        sized buffer: ops/dynamic.py entry_result_buffers)."""
+        root = self.entry.root
         if root.shape is not None and has_bounded_dynamic(root.shape):
-            value = entry_result_buffers(value, root.shape)  # XLA:CPU's output convention (ops/dynamic.py)
+            value = entry_result_buffers(value, root.shape)
         return flatten_result(value)
 
 

@@ -303,19 +303,19 @@ def _parse_summary(results, show: int) -> None:
 
 # --------------------------------------------------------------------------------------------------
 
-def _defined_counts(module, inputs) -> list[int] | None:
+def _defined_counts(module, value) -> list[int] | None:
     """For an entry whose result has bounded dynamic dimensions: per result leaf, how many leading
     elements (row-major) are defined.  XLA:CPU returns such a result as its bound-sized buffer with the
     elements of the dynamic sizes compact at the start and the rest uninitialized (hlo_interp gives
-    zeros there); the count is the size of the value itself, before that padding."""
+    zeros there); the count is the size of the root's `value` itself (Executable.value), before that
+    padding."""
     import numpy as np
-    from hlo_interp.evaluator import Executable, flatten_result, make_options
+    from hlo_interp.evaluator import flatten_result
     from hlo_interp.ops.dynamic import has_bounded_dynamic
     root = module.entry.root
     if root.shape is None or not has_bounded_dynamic(root.shape):
         return None
-    exe = Executable(module, make_options(MAX_RUN_BYTES, None, False, False, "flush", None), None)
-    return [int(np.asarray(leaf).size) for leaf in flatten_result(exe.execute(*exe.prepare_inputs(*inputs)))]
+    return [int(np.asarray(leaf).size) for leaf in flatten_result(value)]
 
 
 def _compare(got, want, module=None, defined=None) -> tuple[bool, str]:
@@ -341,6 +341,7 @@ def run_stage(args) -> None:
     import numpy as np
     import hlo_interp
     from hlo_interp import ir
+    from hlo_interp.evaluator import Executable, make_options
     from hlo_interp.ops.random_values import random_value
     from tools.oracle.writer import store
     out = Path(args.out).resolve()  # the XLA worker runs in ROOT: it is given absolute paths
@@ -408,7 +409,9 @@ def run_stage(args) -> None:
         t = time.perf_counter()
         try:
             with _deadline(args.our_timeout):
-                got = hlo_interp.run(mod, *args_, max_bytes=MAX_RUN_BYTES)
+                exe = Executable(mod, make_options(MAX_RUN_BYTES, None, False, False, "flush", None))
+                value = exe.value(*args_)
+                got, defined = exe.outputs(value), _defined_counts(mod, value)
             ours = {"ok": True}
         except _OurTimeout:
             ours = {"ok": False, "error": f"timeout after {args.our_timeout:g} s (hlo_interp.run)"}
@@ -434,7 +437,7 @@ def run_stage(args) -> None:
                     import ml_dtypes
                     a = a.view(getattr(ml_dtypes, md["dtype"])).reshape(md["shape"])
                 want.append(a)
-            ok, why = _compare(got, want, mod, _defined_counts(mod, args_))
+            ok, why = _compare(got, want, mod, defined)
             rec.update(outcome="pass" if ok else "mismatch", detail=why)
         results.append(rec)
         if k % 50 == 49:  # save as we go: a long run can be stopped and read
