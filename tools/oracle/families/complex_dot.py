@@ -86,13 +86,15 @@ def cplx2(shape, t):
     return (rng2.standard_normal(shape) + 1j * rng2.standard_normal(shape)).astype(_TYPES[t])
 
 
+# HLO's name of an operand's NumPy type (the one other type the cases use is bf16)
+_TYPE_NAME = {np.dtype(np.complex64): "c64", np.dtype(np.complex128): "c128", np.dtype(np.float32): "f32",
+              np.dtype(np.float64): "f64", np.dtype(np.int32): "s32"}
+
+
 def dot_case(name, t, ashape, bshape, dims, out_shape, a=None, b=None, pre=""):
     a = cplx2(ashape, t) if a is None else a
     b = cplx2(bshape, t) if b is None else b
-    at = {np.dtype(np.complex64): "c64", np.dtype(np.complex128): "c128", np.dtype(np.float32): "f32",
-          np.dtype(np.float64): "f64", np.dtype(np.int32): "s32"}.get(a.dtype, "bf16")
-    bt = {np.dtype(np.complex64): "c64", np.dtype(np.complex128): "c128", np.dtype(np.float32): "f32",
-          np.dtype(np.float64): "f64", np.dtype(np.int32): "s32"}.get(b.dtype, "bf16")
+    at, bt = _TYPE_NAME.get(a.dtype, "bf16"), _TYPE_NAME.get(b.dtype, "bf16")
     lines = [f"  a = {at}[{_dims(ashape)}] parameter(0)", f"  b = {bt}[{_dims(bshape)}] parameter(1)"]
     x, y = "a", "b"
     if at != t:
