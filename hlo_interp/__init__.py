@@ -54,10 +54,12 @@ def to_text(module: ir.Module, *, strip_metadata: bool = False, strip_backend_co
 
 def format_text(text: str, filename: str = "<string>", **options) -> str:
     """Canonical text of every module in `text` (modules separated by `// -----` stay so)."""
+    from .frontend import parse_all_text
     from .syntax.parser import SPLIT_MARKER
     from .syntax.printer import PrintOptions, to_text as _to_text
     opts = PrintOptions(**{"reuse_source": True, **options})  # the modules are printed as parsed
-    return (SPLIT_MARKER + "\n\n").join(_to_text(m, opts) for m in parse_all(text, filename))
+    modules = parse_all_text(text, filename, canonical_lines=opts.reuse_source)
+    return (SPLIT_MARKER + "\n\n").join(_to_text(m, opts) for m in modules)
 
 
 def check(module: ir.Module, **options):

@@ -365,7 +365,8 @@ def fmt_cmd(files, strip_metadata, strip_backend_config, canonical_names, check_
                 from .syntax.parser import SPLIT_MARKER
                 text, name = _read(path)
                 fresh = PrintOptions(strip_metadata, strip_backend_config, canonical_names, reuse_source=True)
-                out = (SPLIT_MARKER + "\n\n").join(to_text(m, fresh) for m in parse_all_text(text, name))
+                modules = parse_all_text(text, name, canonical_lines=True)  # (lines copied when canonical)
+                out = (SPLIT_MARKER + "\n\n").join(to_text(m, fresh) for m in modules)
         except HloError as e:
             report_error(e, color)
             status = EXIT_ERROR

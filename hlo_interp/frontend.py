@@ -20,14 +20,15 @@ def fill_omitted_shapes(module: ir.Module) -> Optional[tuple[ir.Instruction, str
     return fill(module)
 
 
-def parse_module(text: str, filename: str = "<string>") -> ir.Module:
-    """Parse HLO text: a module (`HloModule ...`), headerless computations, or log-pasted text."""
-    return _parser.parse_module(text, filename, fill_omitted_shapes)
+def parse_module(text: str, filename: str = "<string>", *, canonical_lines: bool = False) -> ir.Module:
+    """Parse HLO text: a module (`HloModule ...`), headerless computations, or log-pasted text.
+    `canonical_lines`: for printing with PrintOptions.reuse_source (syntax.parser.parse_module)."""
+    return _parser.parse_module(text, filename, fill_omitted_shapes, canonical_lines=canonical_lines)
 
 
-def parse_modules(text: str, filename: str = "<string>") -> list[ir.Module]:
+def parse_modules(text: str, filename: str = "<string>", *, canonical_lines: bool = False) -> list[ir.Module]:
     """Parse a text holding one or more modules separated by `// -----` lines."""
-    return _parser.parse_modules(text, filename, fill_omitted_shapes)
+    return _parser.parse_modules(text, filename, fill_omitted_shapes, canonical_lines=canonical_lines)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -67,21 +68,21 @@ def mlir_error(text: str, filename: str) -> HloError:
                     source_line=text.split("\n")[line - 1] if text else None)
 
 
-def parse_text(text: str, filename: str = "<string>"):
+def parse_text(text: str, filename: str = "<string>", *, canonical_lines: bool = False):
     """Parse HLO text (a module, headerless computations, or log-pasted text) into an ir.Module;
     StableHLO (MLIR) text given instead gets an error that says how to get HLO from JAX."""
     try:
-        return parse_module(text, filename)
+        return parse_module(text, filename, canonical_lines=canonical_lines)
     except HloError:
         if looks_like_mlir(text):
             raise mlir_error(text, filename) from None
         raise
 
 
-def parse_all_text(text: str, filename: str = "<string>") -> list:
+def parse_all_text(text: str, filename: str = "<string>", *, canonical_lines: bool = False) -> list:
     """`parse_text` for a text of one or more modules separated by `// -----` lines."""
     try:
-        return parse_modules(text, filename)
+        return parse_modules(text, filename, canonical_lines=canonical_lines)
     except HloError:
         if looks_like_mlir(text):
             raise mlir_error(text, filename) from None

@@ -381,20 +381,27 @@ def test_metadata_text_decoded_when_attrs_are_read():
 
 
 def test_reused_source_lines_print_as_the_printer_prints(monkeypatch):
-    # fmt copies the lines the parser found in printed form: the same text as printing them
+    # fmt copies the lines the parser found in printed form (parsed with canonical_lines): the same
+    # text as printing them; other parses mark none, and the module is otherwise the same
+    from hlo_interp.frontend import parse_all_text, parse_text
     from hlo_interp.syntax.printer import PrintOptions, to_text
     files = sorted(CORPUS.rglob("*.hlo"))[1::5]
     reused = 0
     for f in files:
+        text = f.read_text()
         try:
-            mods = hlo_interp.parse_all(f.read_text())
+            mods = parse_all_text(text, canonical_lines=True)
         except HloError:
             continue
-        for m in mods:
+        plain = hlo_interp.parse_all(text)
+        assert [_key(m) for m in mods] == [_key(m) for m in plain], f
+        assert not any(i.canonical_end is not None for m in plain for c in m.computations for i in c.instructions)
+        for m, p in zip(mods, plain):
             reused += sum(i.canonical_end is not None for c in m.computations for i in c.instructions)
-            assert to_text(m, PrintOptions(reuse_source=True)) == to_text(m), f
+            assert to_text(m, PrintOptions(reuse_source=True)) == to_text(m) == \
+                to_text(p, PrintOptions(reuse_source=True)), f
     assert reused > 1000
-    marked = hlo_interp.parse(DUMP)
+    marked = parse_text(DUMP, canonical_lines=True)
     # constants are printed, `cmp` has unknown attributes (`t`'s sharding={replicated} is read as written)
     assert [i.name for c in marked.computations for i in c.instructions if i.canonical_end is None] == [
         "constant.1", "c", "cmp"]
@@ -404,6 +411,6 @@ def test_reused_source_lines_print_as_the_printer_prints(monkeypatch):
             '  %c = f32[] add(%a, %b), metadata={source_line=3 op_name="c"}\n'
             '  %d = f32[] add(%a,%b)\n'
             '  ROOT %t = (f32[], f32[]) tuple(%c, %d), sharding={{replicated}, {maximal device=0}}\n}\n\n')
-    m = hlo_interp.parse(text)
+    m = parse_text(text, canonical_lines=True)
     assert [i.name for i in m.entry.instructions if i.canonical_end is None] == ["c", "d"]
     assert to_text(m, PrintOptions(reuse_source=True)) == to_text(m) == hlo_interp.format_text(text)

@@ -37,13 +37,15 @@ _IGNORED = ("WS", "BLOCK_COMMENT", "LINE_COMMENT")
 
 class LexInput:
     """What the parser is handed: the whole source (for locations) and the span to tokenize."""
-    __slots__ = ("source", "start", "end", "fast")
+    __slots__ = ("source", "start", "end", "fast", "canonical")
 
-    def __init__(self, source: SourceText, start: int = 0, end: int | None = None, fast: bool = False):
+    def __init__(self, source: SourceText, start: int = 0, end: int | None = None, fast: bool = False,
+                 canonical: bool = False):
         self.source = source
         self.start = start
         self.end = len(source.text) if end is None else end
         self.fast = fast  # whole-instruction tokens (FastInstr); see HloLexer._fast_instruction
+        self.canonical = canonical  # fast lines tell where they are written as the printer writes them
 
 
 class HloToken(str):
@@ -255,11 +257,19 @@ class HloLexer:
         if not self.fast_ok:
             return
         self.root_type = self.keywords["ROOT"]
-        # The result shape: a SHAPE_FAST, or a tuple of them written on the line (without nested
-        # parentheses), which _fast_instruction accepts when fast_tuple matches it exactly.
-        self.fast_head = re.compile(
+        # The line up to its operand list (groups 1-10, see _fast_instruction), then the end of the line
+        # when nothing else is written on it (group 13, empty), or when the only attribute is metadata
+        # written as the printer writes `, metadata={...}` (group 11: its canonical form, as in fast_attr;
+        # group 12: any KV_FAST): the common lines of a dump in one match.  Otherwise the attributes
+        # are read one by one with fast_attr.
+        # The result shape: text of the form of a SHAPE_FAST (a word, static dimensions, a plain layout)
+        # or of a tuple of them written on the line (without nested parentheses), which _fast_instruction
+        # takes when SHAPE_FAST or fast_tuple_pattern matches it exactly (checked once per distinct text:
+        # SHAPE_FAST's list of type names would cost a quarter of this regex on every line).  What
+        # SHAPE_FAST looks ahead for cannot follow here: a space does.
+        head = (
             r"[ \t\f\r\n]*(?:(ROOT)[ \t]+)?(%?[A-Za-z_][\w.-]*)[ \t]+=[ \t]+"
-            rf"({pats['SHAPE_FAST']}|\([^()\n]*\))[ \t]+"
+            r"([a-z][a-z0-9]*\[(?:[0-9]+(?:,[0-9]+)*)?\](?:\{(?:[0-9]+(?:,[0-9]+)*)?\})?|\([^()\n]*\))[ \t]+"
             # `add(%a, %b)` as the printer writes it (at most 5 operands: no index comments), which
             # OP_CALL_FAST matches too; then any OP_CALL_FAST (`constant(` is OPCODE_CONSTANT, which the
             # lexer tries first: `constant(true)` is a literal)
@@ -267,10 +277,12 @@ class HloLexer:
             rf"|(?!constant\()({pats['OP_CALL_FAST']})|parameter\(([-+]?[0-9]+)\)|constant\(([^()]*)\)"
             # `fusion(%a, %b, %c, %d, %e, /*index=5*/%f)`: operands with XLA's index comments
             r"|([a-z][a-z0-9-]*)\((%[A-Za-z_][\w.-]*(?:,[ \t]*(?:/\*index=[0-9]+\*/)?[ \t]*%[A-Za-z_][\w.-]*)*)\))")
+        eol = r"(?=[ \t\r]*(?:\n|\Z))"
+        head += rf"(?:, metadata=(?:({{}})|({pats['KV_FAST']})){eol}|(){eol})?"
         # A value of metadata's canonical form (printer.canonical_metadata_pattern, not empty: a part
-        # of KV_FAST's language) first, so that a canonical line's metadata is read once.  Texts
-        # without metadata use the same regex with that alternative never matching (lex(); its
-        # compilation is most of the cost: start-up).
+        # of KV_FAST's language) first, so that a canonical line's metadata is read once.  Parses that
+        # do not record canonical lines, and texts without metadata, use the same regexes with that
+        # alternative never matching (lex(); its compilation is most of the cost: start-up).
         from .printer import canonical_metadata_pattern
         attr = (r",[ \t]*([A-Za-z_][\w.-]*)="
                 rf"(?:({{}})|({pats['KV_FAST']})|({pats['INTS_FAST']})|(\{{\}})|([-+]?[0-9]+)|({pats['STRING']})"
@@ -278,10 +290,12 @@ class HloLexer:
                 # slice={[0:2], [4:8:2]}
                 r"|(\{\[[-+]?[0-9]+:[-+]?[0-9]+(?::[-+]?[0-9]+)?\](?:,[ \t]*\[[-+]?[0-9]+:[-+]?[0-9]+(?::[-+]?[0-9]+)?\])*\})"
                 r")(?=,|[ \t\r]*(?:\n|\Z))")
-        self.fast_attr_sources = (attr.replace("({})", "((?!))", 1),
-                                  attr.replace("({})", rf"((?=\{{[a-z]){canonical_metadata_pattern()})", 1))
-        self.fast_attr_by_metadata: list = [None, None]  # [without, with] the metadata alternative
-        self.fast_attr = None
+        canonical = rf"((?=\{{[a-z]){canonical_metadata_pattern()})"
+        self.fast_sources = tuple((h.replace("({})", c, 1), a.replace("({})", c, 1))
+                                  for h, a in ((head, attr),) for c in ("((?!))", canonical))
+        self.fast_by_metadata: list = [None, None]  # (fast_head, fast_attr) [without, with] the metadata alternative
+        self.fast_head = self.fast_attr = None
+        self.fast_canonical = False  # whether this parse records canonical lines (lex())
         # backend_config={...}: the brace-balanced raw text the lexer makes a JSON_DICT of
         self.fast_json_attr = re.compile(r",[ \t]*(backend_config)=(?=\{)")
         # any other `, name=value` on the line: the value's text, up to a `,` outside brackets and
@@ -298,7 +312,8 @@ class HloLexer:
         # XLA's index comments, `)` (compiled when a line first has one: start-up)
         elem = r"[ \t]*(?:/\*index=[0-9]+\*/[ \t]*)?" + shape
         self.fast_tuple_pattern = rf"\((?:{elem}(?:[ \t]*,{elem})*)?[ \t]*\)"
-        self.fast_tuples: dict[str, bool] = {}  # the text of a tuple shape -> fast_tuple matches it
+        self.fast_shape_pattern = pats["SHAPE_FAST"]
+        self.fast_shapes: dict[str, bool] = {}  # result shape text -> SHAPE_FAST or fast_tuple_pattern matches it
         # (one SHAPE_FAST matches at most one way where it starts, so the signature is read piece by
         # piece with these, as one regex would read it)
         # (compiled when a signature first comes: texts before optimization have none; start-up)
@@ -329,8 +344,11 @@ class HloLexer:
         closers = self.closers
         fast = inp.fast and self.fast_ok
         if fast:
-            md = int("metadata={" in text[pos:end] if pos or end < len(text) else "metadata={" in text)
-            self.fast_attr = self.fast_attr_by_metadata[md] or self._fast_attr(md)
+            # (the canonical form of metadata matters only to a parse that records canonical lines)
+            self.fast_canonical = inp.canonical
+            md = int(inp.canonical and ("metadata={" in text[pos:end] if pos or end < len(text)
+                                        else "metadata={" in text))
+            self.fast_head, self.fast_attr = self.fast_by_metadata[md] or self._fast_regexes(md)
         fast_block = self._fast_block
         fast_signature = self._fast_signature
         root_type = self.keywords.get("ROOT")
@@ -489,17 +507,17 @@ class HloLexer:
         token (or `{` `}`, a JSON_DICT of backend_config, or the tokens of any other value on the line:
         V_RAW), and nothing more on the line.  The pieces are the text and offset of each of those
         tokens; the parser (_Builder.fast_instruction) makes of them what its rules make of the tokens.  The last piece is the offset where the line's text ends when it is written with
-        single spaces as the printer writes it (-1 otherwise)."""
+        single spaces as the printer writes it (-1 otherwise, and in a parse that does not record canonical lines)."""
         m = self.fast_head.match(text, pos, end)
         if m is None:
             return None
-        root, name, shape, opcode, args, call, pnum, const, opname, opargs = m.group(1, 2, 3, 7, 8, 9, 10, 11, 12, 13)
-        if shape[0] == "(":
-            ok = self.fast_tuples.get(shape)
-            if ok is None:
-                ok = self.fast_tuples[shape] = re.fullmatch(self.fast_tuple_pattern, shape) is not None
-            if not ok:
-                return None
+        root, name, shape, opcode, args, call, pnum, const, opname, opargs, md_canon, md, _ = m.groups()
+        ok = self.fast_shapes.get(shape)
+        if ok is None:
+            ok = self.fast_shapes[shape] = re.fullmatch(
+                self.fast_tuple_pattern if shape[0] == "(" else self.fast_shape_pattern, shape) is not None
+        if not ok:
+            return None
         if mode == AT_NAME:
             if root is not None:
                 return None
@@ -514,7 +532,13 @@ class HloLexer:
                 return None
         name_pos = m.start(2)
         shape_pos = m.start(3)
-        p = m.end()
+        tail = m.lastindex  # (the group that closed last: one of the line's end, if it matched)
+        if tail < _TAIL_METADATA_CANON:
+            p = m.end()  # after the operands: the attributes follow
+        elif tail == _TAIL_EOL:
+            p = m.start(tail)
+        else:
+            p = m.start(tail) - 11  # before `, metadata=`
         if opcode is not None:
             ok = self.fast_opcodes.get(opcode)
             if ok is None:
@@ -545,10 +569,21 @@ class HloLexer:
             if not ok:
                 return None
             form, opcode, op_pos, args, args_pos = FAST_OPERANDS, opname, p - len(opargs) - len(opname) - 2, opargs, 0
-        attrs = []
         # written with single spaces, as the printer writes it: `ROOT %n = f32[] op(...), k=v`
-        spaced = (shape_pos == name_pos + len(name) + 3 and op_pos == shape_pos + len(shape) + 1
-                  and (root is None or name_pos == m.start(1) + 5))
+        spaced = self.fast_canonical and (shape_pos == name_pos + len(name) + 3
+                                          and op_pos == shape_pos + len(shape) + 1
+                                          and (root is None or name_pos == m.start(1) + 5))
+        if tail >= _TAIL_METADATA_CANON:  # nothing more on the line, or only `, metadata={...}`
+            if tail == _TAIL_EOL:
+                attrs = []
+            else:
+                value = md if md is not None else md_canon
+                p = m.end()
+                attrs = [("metadata", p - len(value) - 9, V_KV if md is not None else V_KV_CANON, value,
+                          p - len(value))]
+            return (root is not None, name, name_pos, shape, shape_pos, form, opcode, op_pos, args, args_pos, attrs,
+                    p if spaced else -1, p)
+        attrs = []
         if text.startswith(",", p):
             attr_match = self.fast_attr.match
             words = self.fast_words
@@ -627,8 +662,8 @@ class HloLexer:
         return (root is not None, name, name_pos, shape, shape_pos, form, opcode, op_pos, args, args_pos, attrs,
                 p if spaced else -1, p)
 
-    def _fast_attr(self, with_metadata: int) -> "re.Pattern":
-        got = self.fast_attr_by_metadata[with_metadata] = re.compile(self.fast_attr_sources[with_metadata])
+    def _fast_regexes(self, with_metadata: int) -> tuple:
+        got = self.fast_by_metadata[with_metadata] = tuple(re.compile(x) for x in self.fast_sources[with_metadata])
         return got
 
     def _fast_opcode(self, opcode: str) -> bool:
@@ -716,6 +751,8 @@ def _sig_list(text: str, pos: int, end: int, item):
 FAST_CALL, FAST_PARAMETER, FAST_CONSTANT, FAST_OPERANDS, FAST_CALL_CANON = 0, 1, 2, 3, 4  # (the last: `%a, %b` as printed)
 AT_NAME, AT_ROOT, AT_LINE = 0, 1, 2
 V_KV_CANON, V_KV, V_INTS, V_EMPTY, V_INT, V_STRING, V_NAME, V_SLICE = 2, 3, 4, 5, 6, 7, 8, 9
+# the groups of HloLexer.fast_head that end a line: its metadata (canonical, any KV_FAST), or nothing
+_TAIL_METADATA_CANON, _TAIL_METADATA, _TAIL_EOL = 11, 12, 13
 V_JSON, V_TRUE, V_FALSE = 10, 11, 12  # not groups: a brace-balanced raw value, the keywords true and false
 V_RAW = 13  # any other value: its text, read by the grammar's `value` rule (_value_end finds where it ends)
 # (V_KV_CANON: a KV_FAST written as the printer writes metadata)

@@ -1443,15 +1443,18 @@ def strip_log_prefixes(text: str) -> str:
     return _GLOG_PREFIX.sub(lambda m: " " * len(m.group()), text)
 
 
-def parse_module(text: str, filename: str = "<string>", fill_shapes: Optional[FillShapes] = None) -> ir.Module:
+def parse_module(text: str, filename: str = "<string>", fill_shapes: Optional[FillShapes] = None, *,
+                 canonical_lines: bool = False) -> ir.Module:
     """Parse HLO module text (with or without the `HloModule` header).  Result shapes the text omits
     are filled in by `fill_shapes` (module -> None, or (instruction, message) for one it cannot infer,
     reported as a parse error there); without it they stay None.  hlo_interp.frontend passes the
-    shape rules."""
+    shape rules.  `canonical_lines`: mark the instructions written exactly as the printer writes them
+    (ir.Instruction.canonical_end), for a printer that copies them (PrintOptions.reuse_source: what
+    `hlo fmt` does); the module is otherwise the same."""
     text = strip_log_prefixes(text)
     source = SourceText(text, filename)
     try:
-        m = _parse(source, "hlo", fill_shapes=fill_shapes)
+        m = _parse(source, "hlo", fill_shapes=fill_shapes, canonical_lines=canonical_lines)
     except HloError:
         _refuse_several_modules(text, filename, source, fill_shapes)
         raise
@@ -1481,16 +1484,16 @@ SPLIT_MARKER = "// -----"
 _SPLIT = re.compile(r"^// -----[ \t]*$", re.M)
 
 
-def parse_modules(text: str, filename: str = "<string>",
-                  fill_shapes: Optional[FillShapes] = None) -> list[ir.Module]:
+def parse_modules(text: str, filename: str = "<string>", fill_shapes: Optional[FillShapes] = None, *,
+                  canonical_lines: bool = False) -> list[ir.Module]:
     """Parse a text of one or more modules separated by `// -----` lines (hlo-opt
-    --split-input-file style).  Locations stay those of the whole text.  `fill_shapes` as for
-    parse_module."""
+    --split-input-file style).  Locations stay those of the whole text.  `fill_shapes` and
+    `canonical_lines` as for parse_module."""
     text = strip_log_prefixes(text)
     source = SourceText(text, filename)
     cuts = [m.start() for m in _SPLIT.finditer(text)] if SPLIT_MARKER in text else []
     if not cuts:
-        m = _parse(source, "hlo", fill_shapes=fill_shapes)
+        m = _parse(source, "hlo", fill_shapes=fill_shapes, canonical_lines=canonical_lines)
         m.filename = filename
         return [m]
     bounds = []
@@ -1504,7 +1507,7 @@ def parse_modules(text: str, filename: str = "<string>",
         chunk = re.sub(r"//[^\n]*|/\*.*?\*/", "", text[a:b], flags=re.S)
         if not chunk.strip():
             continue
-        m = _parse(source, "hlo", a, b, fill_shapes=fill_shapes)
+        m = _parse(source, "hlo", a, b, fill_shapes=fill_shapes, canonical_lines=canonical_lines)
         m.filename = filename
         modules.append(m)
     if not modules:
@@ -1543,12 +1546,13 @@ class _TableTerminals:
                           for name, kind, value, regexp in table.TERMINALS]
 
 
-def _run(source: SourceText, start_rule: str, start: int = 0, end: int | None = None, fast: bool = False):
+def _run(source: SourceText, start_rule: str, start: int = 0, end: int | None = None, fast: bool = False,
+         canonical: bool = False):
     driver, lexer = _driver()
     from .driver import SyntaxErrorAt
 
     class _State:
-        text = _lexer.LexInput(source, start, end, fast)
+        text = _lexer.LexInput(source, start, end, fast, canonical)
 
     end_pos = len(source.text) if end is None else end
     end_tok = _lexer.HloToken("$END", "")
@@ -1569,7 +1573,7 @@ FAST_TOKENS = True
 
 
 def _parse(source: SourceText, start: str, begin: int = 0, end: int | None = None,
-           fill_shapes: Optional[FillShapes] = None):
+           fill_shapes: Optional[FillShapes] = None, canonical_lines: bool = False):
     ctx = _Ctx(source, fill_shapes)
     _BUILDER.ctx = ctx
     if not source.text[begin:end].strip():
@@ -1584,7 +1588,7 @@ def _parse(source: SourceText, start: str, begin: int = 0, end: int | None = Non
             # Whole-nonterminal tokens (lexer.HloLexer._fast_instruction).  Any failure parses
             # again token by token, so that every message is the one the grammar gives.
             try:
-                return _run(source, start, begin, end, fast=True)
+                return _run(source, start, begin, end, fast=True, canonical=canonical_lines)
             except Exception:  # noqa: BLE001 - reported by the second run
                 ctx = _Ctx(source, fill_shapes)
                 _BUILDER.ctx = ctx
