@@ -546,6 +546,7 @@ class _Checker:
         skip = _UNCHECKED_ATTRS
         params = []  # (gathered here for check_parameters and the callers' checks: no second scan)
         channels = []  # the instructions that write a channel_id, for check_channels
+        plain = UNREAD_ATTRS
         for ins in comp.instructions:
             # An instruction whose operands and control predecessors are all defined earlier is checked
             # once per signature: what check_instruction reads of it, the opcode, the declared shape,
@@ -553,20 +554,31 @@ class _Checker:
             # and `self.shapes` hold them for the whole run) and the attributes the checks read (by
             # value, see infer.attrs_key), gives the same findings and the same shape.  Only signatures
             # that gave no finding are remembered, so every finding is still made (and located) at its
-            # own instruction.  (The key is made inline: this loop runs once per instruction.)
-            name = ins.name
-            op = ins.opcode
-            if op == "parameter":
-                params.append(ins)
+            # own instruction.  (The key is made inline, the common case first: this loop runs once per
+            # instruction.)
+            d = ins.__dict__
+            op = d["opcode"]
             ok = memo_ok.get(op)
             if ok is None:
                 ok = memo_ok[op] = op in OPCODES and check_for(op, "values") is None
-            attrs = ins.attrs_as_parsed()[0]  # metadata left undecoded: the key skips it
-            if attrs and "channel_id" in attrs:
-                channels.append(ins)
+            if op == "parameter":
+                params.append(ins)
+            attrs = d["_attrs"]  # (attrs_as_parsed: metadata left undecoded, the key skips it)
+            if not attrs or attrs.keys() <= plain:
+                attrs = ()  # what most instructions have: no attribute a check reads
+            else:
+                if "channel_id" in attrs:
+                    channels.append(ins)
+                preds = attrs.get("control-predecessors")
+                if preds and any(p not in cshapes for p in preds):
+                    attrs = None  # not defined (yet): E106
+                elif attrs.keys() <= skip:
+                    attrs = ()
+                else:
+                    attrs = attrs_key(attrs, skip)
             key = None
-            if ok and not ins.unknown_attrs and not (flagged and id(ins) in flagged):
-                operands = ins.operands
+            if ok and attrs is not None and not d["unknown_attrs"] and not (flagged and id(ins) in flagged):
+                operands = d["operands"]
                 try:
                     if len(operands) == 2:
                         ops = (id(cshapes[operands[0]]), id(cshapes[operands[1]]))
@@ -577,33 +589,22 @@ class _Checker:
                 except KeyError:  # not defined (yet): E106
                     ops = None
                 if ops is not None:
-                    if not attrs:
-                        attrs = ()
-                    else:
-                        preds = attrs.get("control-predecessors")
-                        if preds and any(p not in cshapes for p in preds):
-                            attrs = None  # not defined (yet): E106
-                        elif attrs.keys() <= skip:
-                            attrs = ()
-                        else:
-                            attrs = attrs_key(attrs, skip)
-                    if attrs is not None:
-                        written = ins.operand_shapes
-                        if written is not None:
-                            written = tuple([id(w) for w in written])
-                        key = (op, id(ins.shape), ops, written, attrs)
-                        got = memo.get(key)
-                        if got is not None:
-                            cshapes[name] = got[0]
-                            if alone:
-                                defined[name] = ins
-                            continue
-                        n = len(out)
+                    written = d["operand_shapes"]
+                    if written is not None:
+                        written = tuple([id(w) for w in written])
+                    key = (op, id(d["shape"]), ops, written, attrs)
+                    got = memo.get(key)
+                    if got is not None:
+                        cshapes[d["name"]] = got[0]
+                        if alone:
+                            defined[d["name"]] = ins
+                        continue
+                    n = len(out)
             self.check_instruction(comp, ins, defined)
             if key is not None and len(out) == n:
-                memo[key] = (cshapes[name],)
+                memo[key] = (cshapes[d["name"]],)
             if alone:
-                defined[name] = ins
+                defined[d["name"]] = ins
         self._params_of.setdefault(id(comp), params)
         self._channel_ins[id(comp)] = channels
         self.check_parameters(comp)
