@@ -164,18 +164,14 @@ ENTRY e {{ x = {ty}[30] parameter(0)
 
 
 # XLA:CPU's optimized comparator of jnp.sort on f32 (sort_float32-after): JAX's NaN/-0 canonicalization,
-# then the integer total-order compare of `s32[] bitcast(f32[])` values
+# then the integer total-order compare of `s32[] bitcast(f32[])` values (its key lines are shared with
+# the sort benchmarks: tests/data/sort/xla_f32_key_lines.txt)
+_F32_KEY_LINES = "\n".join(
+    line for line in (Path(__file__).parent / "data" / "sort" / "xla_f32_key_lines.txt").read_text().splitlines()
+    if not line.startswith("#"))
 XLA_CMP = """cmp {{
   p0 = f32[] parameter(0)  p1 = f32[] parameter(1)
-  qnan = f32[] constant(nan)  zero = f32[] constant(0)  izero = s32[] constant(0)  imax = s32[] constant(2147483647)
-  ne0 = pred[] compare(p0, p0), direction=NE  ne1 = pred[] compare(p1, p1), direction=NE
-  eq0 = pred[] compare(p0, zero), direction=EQ  eq1 = pred[] compare(p1, zero), direction=EQ
-  z0 = f32[] select(eq0, zero, p0)  z1 = f32[] select(eq1, zero, p1)
-  c0 = f32[] select(ne0, qnan, z0)  c1 = f32[] select(ne1, qnan, z1)
-  b0 = s32[] bitcast(c0)  b1 = s32[] bitcast(c1)
-  x0 = s32[] xor(imax, b0)  x1 = s32[] xor(imax, b1)
-  n0 = pred[] compare(b0, izero), direction=LT  n1 = pred[] compare(b1, izero), direction=LT
-  k0 = s32[] select(n0, x0, b0)  k1 = s32[] select(n1, x1, b1)
+  """ + _F32_KEY_LINES.replace("{", "{{").replace("}", "}}") + """
   {root}
 }}
 ENTRY e {{ x = f32[7,{n}] parameter(0)
