@@ -25,6 +25,7 @@ jax.config.update("jax_enable_x64", True)
 import ml_dtypes  # noqa: E402
 
 import hlo_interp  # noqa: E402
+from tools.oracle.dot_text import dot_module  # noqa: E402
 
 _T = {"c64": np.complex64, "c128": np.complex128, "f32": np.float32, "f64": np.float64,
       "bf16": ml_dtypes.bfloat16, "s32": np.int32}
@@ -43,17 +44,7 @@ def text(ashape, at, bshape, bt, ct, dn, out_shape):
     dims = ", ".join(f"{k}={{{','.join(map(str, v))}}}" for k, v in (
         ("lhs_batch_dims", lb), ("rhs_batch_dims", rb), ("lhs_contracting_dims", lc),
         ("rhs_contracting_dims", rc)) if v)
-    s = lambda t, sh: f"{t}[{','.join(map(str, sh))}]"  # noqa: E731
-    lines = [f"  a = {s(at, ashape)} parameter(0)", f"  b = {s(bt, bshape)} parameter(1)"]
-    x, y = "a", "b"
-    if at != ct:
-        lines.append(f"  ac = {s(ct, ashape)} convert(a)")
-        x = "ac"
-    if bt != ct:
-        lines.append(f"  bc = {s(ct, bshape)} convert(b)")
-        y = "bc"
-    lines.append(f"  ROOT r = {s(ct, out_shape)} dot({x}, {y}), {dims}")
-    return "HloModule m\nENTRY e {\n" + "\n".join(lines) + "\n}\n"
+    return dot_module(at, ashape, bt, bshape, ct, out_shape, dims) + "\n"
 
 
 def run_one(rng, ashape, at, bshape, bt, ct, dn):

@@ -11,6 +11,7 @@ import ml_dtypes
 import numpy as np
 
 from ..core import Decl
+from ..dot_text import dot_module
 
 FAMILY = "complex_dot"
 rng = np.random.default_rng(909)
@@ -95,16 +96,7 @@ def dot_case(name, t, ashape, bshape, dims, out_shape, a=None, b=None, pre=""):
     a = cplx2(ashape, t) if a is None else a
     b = cplx2(bshape, t) if b is None else b
     at, bt = _TYPE_NAME.get(a.dtype, "bf16"), _TYPE_NAME.get(b.dtype, "bf16")
-    lines = [f"  a = {at}[{_dims(ashape)}] parameter(0)", f"  b = {bt}[{_dims(bshape)}] parameter(1)"]
-    x, y = "a", "b"
-    if at != t:
-        lines.append(f"  ac = {t}[{_dims(ashape)}] convert(a)")
-        x = "ac"
-    if bt != t:
-        lines.append(f"  bc = {t}[{_dims(bshape)}] convert(b)")
-        y = "bc"
-    lines.append(f"  ROOT r = {t}[{_dims(out_shape)}] dot({x}, {y}), {dims}")
-    case(name, "HloModule m\nENTRY e {\n" + "\n".join(lines) + "\n}", a, b)
+    case(name, dot_module(at, ashape, bt, bshape, t, out_shape, dims), a, b)
 
 
 _MM = "lhs_contracting_dims={1}, rhs_contracting_dims={0}"
