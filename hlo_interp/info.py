@@ -14,15 +14,15 @@ The analyses live in hlo_interp.analysis; the text and table rendering in info_t
 """
 from __future__ import annotations
 
-import heapq
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from operator import attrgetter
+from heapq import heapify, heappop
+from itertools import compress
 
 from . import ir, layout
-from .analysis.calls import SEQUENTIAL_ROLES, ModuleIndex
-from .analysis.cost import Cost, CostAnalysis, cost_of, json_number
+from .analysis.calls import SEQUENTIAL_ROLES
+from .analysis.cost import Cost, CostAnalysis, cost_of, json_number, total_cost
+from .analysis.index import ModuleIndex
 from .analysis.memo import by_shape
 from .analysis.memory import PeakLive, array_leaves, buffer_logical_bytes, buffer_physical_bytes, buffer_shape
 from .diagnostics import HloError
@@ -91,13 +91,18 @@ class Ranked(Sequence):
     ten (a report shows the top few of 100,000 instructions or buffers), len() costs nothing,
     iterating makes them all.  The rows come in groups whose members share one value (the cost of an
     instruction signature, the sizes of a shape): `rank(value)` orders the groups, and within equal
-    ranks the rows go by name, then in the order they were added."""
+    ranks the rows go by name, then in the order they were added.  A group is [value, members (any
+    handle), number of rows]; rows(list of members, cutoff) gives their rows as (name, order, ...)
+    tuples (only those named `cutoff` or less when a cutoff is given), names(list of members) just
+    their names, and make(row) makes a row."""
 
-    def __init__(self, groups: dict, rank, make):
-        self._groups = groups  # id(value) -> (value, [(name, number, ..., value)])
+    def __init__(self, groups: list, rank, rows, names, make):
+        self._groups = groups
         self._rank = rank
+        self._rows = rows
+        self._names = names
         self._make = make
-        self._n = sum(len(g[1]) for g in groups.values())
+        self._n = sum(g[2] for g in groups)
         self._done: list = []  # the first rows, made
         self._all = False
 
@@ -108,17 +113,27 @@ class Ranked(Sequence):
         if self._all or k <= len(self._done):
             return self._done
         out: list = []
-        groups = sorted(self._groups.values(), key=lambda g: self._rank(g[0]))
+        groups = sorted(self._groups, key=lambda g: self._rank(g[0]))
         i = 0
         while i < len(groups) and len(out) < k:
             rank = self._rank(groups[i][0])
-            same = groups[i][1]
+            same = [groups[i]]
             i += 1
             while i < len(groups) and self._rank(groups[i][0]) == rank:
-                same = same + groups[i][1]
+                same.append(groups[i])
                 i += 1
             need = k - len(out)
-            out.extend(map(self._make, sorted(same) if need >= len(same) else heapq.nsmallest(need, same)))
+            members = [g[1] for g in same]
+            if need >= sum(g[2] for g in same):
+                rows = sorted(self._rows(members, None))
+            else:
+                # the need-th smallest name, then the rows named so or less (more only when names repeat)
+                names = self._names(members)
+                heapify(names)
+                for _ in range(need - 1):
+                    heappop(names)
+                rows = sorted(self._rows(members, names[0]))[:need]
+            out.extend(map(self._make, rows))
         self._done = out
         self._all = len(out) == self._n
         return out
@@ -214,32 +229,35 @@ def _module_info(module: ir.Module, computation: str | None) -> ModuleInfo:
         raise HloError(f"no computation named '{computation}' in module {module.name} (it has: {names}"
                        f"{', ...' if len(module.computations) > 20 else ''})", filename=module.filename)
     comp = module.entry if computation is None else mod.comps[computation]
+    x = mod.of(comp)
 
     comps = [ComputationInfo(c.name, mod.kinds(c.name), len(c.instructions),
                              [f"{i.name} ({cn})" for i, cn, _r in mod.callers[c.name]])
              for c in module.computations]
-    counts: Counter = Counter()
+    counts: dict[str, int] = {}
     for c in (module.computations if computation is None else [comp]):
-        counts.update(map(_OPCODE, c.instructions))
+        instrs = c.instructions
+        xc = mod.of(c)
+        for k, n in zip(xc.reps, xc.counts()):
+            op = instrs[k].opcode
+            counts[op] = counts.get(op, 0) + n
     counts = dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
     params = [_value(p.name, p.shape, p.parameter_number) for p in mod.parameters(comp)]
     result = _value(comp.root.name, comp.root.shape)
 
-    # the cost, and the instructions that cost something, grouped by their (shared) cost
+    # the cost, and the instructions that cost something, grouped by their signature's (shared) cost
     analysis = CostAnalysis(mod)
-    flops = transcendentals = bytes_accessed = 0.0
-    costly: dict[int, tuple] = {}
-    for k, (ins, c) in enumerate(zip(comp.instructions, analysis.instructions(comp))):
-        flops += c.flops
-        transcendentals += c.transcendentals
-        bytes_accessed += c.bytes_accessed
+    costs = analysis.signature_costs(comp)
+    total = total_cost(costs, x)
+    costly: dict[int, list] = {}  # id(cost) -> [cost, (0, [signatures]), instructions]
+    for s, (c, n) in enumerate(zip(costs, x.counts())):
         if c.flops or c.transcendentals or c.bytes_accessed:
             g = costly.get(id(c))
             if g is None:
-                g = costly[id(c)] = (c, [])
-            g[1].append((ins.name, k, ins, c))
-    total = Cost(flops, transcendentals, bytes_accessed)
+                g = costly[id(c)] = [c, (0, []), 0]
+            g[1][1].append(s)
+            g[2] += n
 
     # the buffers of the computation and of the computations it runs in sequence (loops, branches,
     # calls, async bodies), not of fused or reducer computations, whose values never reach memory
@@ -252,63 +270,110 @@ def _module_info(module: ir.Module, computation: str | None) -> ModuleInfo:
                 if role in SEQUENTIAL_ROLES and n in mod.comps and n not in seen:
                     seen.add(n)
                     todo.append(mod.comps[n])
-    sized: dict[int, tuple] = {}  # buffers grouped by their (shared) sizes
-    number = 0
-    for c in order:
-        for ins in c.instructions:
-            if ins.opcode == "parameter" and c is not comp:
-                continue  # a loop's, branch's or callee's parameter is its caller's buffer
-            shape = buffer_shape(ins)
-            if shape is None:
-                continue
-            sizes = _buffer_sizes(shape)
-            if not sizes[0]:
+    indexes = [mod.of(c) for c in order]
+    # buffers grouped by their (shared) sizes: id(sizes) -> [sizes, [(computation number, [signatures])],
+    # buffers]; per computation of `order`, the sizes of each signature's buffers (None: it has none)
+    sized: dict[int, list] = {}
+    sizes_by_sig: list[list] = []
+    for ci, c in enumerate(order):
+        instrs = c.instructions
+        xc = indexes[ci]
+        sizes_of: list = []
+        sizes_by_sig.append(sizes_of)
+        members: dict[int, list] = {}
+        for s, (k, n) in enumerate(zip(xc.reps, xc.counts())):
+            ins = instrs[k]
+            sizes = None
+            if ins.opcode != "parameter" or c is comp:  # a loop's, branch's or callee's parameter is its caller's buffer
+                shape = buffer_shape(ins)
+                if shape is not None:
+                    sizes = _buffer_sizes(shape)
+                    if not sizes[0]:
+                        sizes = None
+            sizes_of.append(sizes)
+            if sizes is None:
                 continue
             g = sized.get(id(sizes))
             if g is None:
-                g = sized[id(sizes)] = (sizes, [])
-            g[1].append((ins.name, number, ins, c, sizes))
-            number += 1
+                g = sized[id(sizes)] = [sizes, [], 0]
+            m = members.get(id(sizes))
+            if m is None:
+                m = members[id(sizes)] = (ci, [])
+                g[1].append(m)
+            m[1].append(s)
+            g[2] += n
     spaces: dict[int, list[int]] = {}
-    for (per_leaf, _lg, _ph, _sp), rows in sized.values():
-        for s, p, lg in per_leaf:
-            t = spaces.get(s)
+    for (per_leaf, _lg, _ph, _sp), _m, count in sized.values():
+        for sp, p, lg in per_leaf:
+            t = spaces.get(sp)
             if t is None:
-                t = spaces[s] = [0, 0, 0]
-            t[0] += len(rows)
-            t[1] += lg * len(rows)
-            t[2] += p * len(rows)
+                t = spaces[sp] = [0, 0, 0]
+            t[0] += count
+            t[1] += lg * count
+            t[2] += p * count
     peaks, peak_total = PeakLive(mod).peak(comp, with_parameters=True)
     space_totals = [SpaceTotal(s, layout.memory_space_name(s), *spaces[s], peaks.get(s, 0)) for s in sorted(spaces)]
 
+    # the rows, when asked: the instructions of the signatures of a group, (name, (computation number,
+    # position)) each (the order they were added in)
+    all_names: dict[int, list] = {}
+
+    def names_at(ci: int, sigs: list):
+        nm = all_names.get(ci)
+        if nm is None:
+            nm = all_names[ci] = indexes[ci].names()
+        at = indexes[ci].positions(sigs)
+        return (nm if len(at) == len(nm) else list(map(nm.__getitem__, at))), at
+
+    def names(groups) -> list:
+        out: list = []
+        for members in groups:
+            for ci, sigs in members:
+                out.extend(names_at(ci, sigs)[0])
+        return out
+
+    def rows(groups, cutoff) -> list:
+        out: list = []
+        for members in groups:
+            for ci, sigs in members:
+                nm, at = names_at(ci, sigs)
+                if cutoff is not None:
+                    keep = list(map(cutoff.__ge__, nm))
+                    nm, at = list(compress(nm, keep)), list(compress(at, keep))
+                out.extend(zip(nm, zip([ci] * len(at), at)))
+        return out
+
+    def cost_row(row) -> InstructionCost:
+        k = row[1][1]
+        ins = comp.instructions[k]
+        c = costs[x.sig[k]]
+        return InstructionCost(ins.name, ins.opcode, c.flops, c.transcendentals, c.bytes_accessed)
+
+    def buffer_row(row) -> Buffer:
+        ci, k = row[1]
+        c = order[ci]
+        ins = c.instructions[k]
+        sizes = sizes_by_sig[ci][indexes[ci].sig[k]]
+        return Buffer(ins.name, c.name, ins.opcode, _shape_text(ins.shape), sizes[1], sizes[2], sizes[3])
+
+    for g in costly.values():
+        g[1] = [g[1]]  # one computation's members
     return ModuleInfo(
         module=module.name, computation=comp.name, computations=comps, opcode_counts=counts,
         instruction_count=sum(counts.values()), parameters=params, result=result, cost=total,
-        unknown_cost=list(analysis.unknown), instruction_costs=Ranked(costly, _cost_rank, _cost_row),
-        buffers=Ranked(sized, _buffer_rank, _buffer_row),
+        unknown_cost=list(analysis.unknown),
+        instruction_costs=Ranked(list(costly.values()), _cost_rank, rows, names, cost_row),
+        buffers=Ranked(list(sized.values()), _buffer_rank, rows, names, buffer_row),
         memory_spaces=space_totals, filename=module.filename, scoped=computation is not None,
         peak_bytes=peak_total)
-
-
-_OPCODE = attrgetter("opcode")
 
 
 def _cost_rank(c: Cost) -> tuple:
     return -(c.flops + c.transcendentals), -c.bytes_accessed
 
 
-def _cost_row(row) -> InstructionCost:
-    _name, _k, ins, c = row
-    return InstructionCost(ins.name, ins.opcode, c.flops, c.transcendentals, c.bytes_accessed)
-
-
 def _buffer_rank(sizes) -> tuple:
     return -sizes[2], -sizes[1]
-
-
-def _buffer_row(row) -> Buffer:
-    _name, _k, ins, c, sizes = row
-    return Buffer(ins.name, c.name, ins.opcode, _shape_text(ins.shape), sizes[1], sizes[2], sizes[3])
 
 
 @by_shape

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from .. import ir, layout
 from ..opcodes import OPCODES, opcodes_where, split_async
-from ..shapes.infer import UNREAD_ATTRS, attrs_key
-from .calls import ModuleIndex, located_error
+from .calls import located_error
+from .index import ComputationIndex, ModuleIndex, signature
 from .memo import by_shape
 
 POINTER_SIZE = 8  # XLA:CPU's sizeof(void*): a tuple's index table entry, an opaque value
@@ -48,6 +48,28 @@ def json_number(x: float):
     return int(x) if float(x).is_integer() else x
 
 
+def total_cost(costs: list[Cost], x: ComputationIndex) -> Cost:
+    """The sum of the costs of a computation's instructions (`costs` by signature, x its index),
+    exactly as adding them one by one in order gives: by signature, as count x cost, when every
+    partial sum is exact (whole or half numbers, far below 2**53), else one by one."""
+    counts = x.counts()
+    out = []
+    for name in ("flops", "transcendentals", "bytes_accessed"):
+        values = [getattr(c, name) for c in costs]
+        if all(float(2 * v).is_integer() for v in values) and \
+                sum(abs(v) * n for v, n in zip(values, counts)) < _EXACT_BELOW:
+            out.append(float(sum(v * n for v, n in zip(values, counts))))
+        else:
+            total = 0.0
+            for s in x.sig:
+                total += values[s] * 1.0
+            out.append(total)
+    return Cost(*out)
+
+
+_EXACT_BELOW = 2.0 ** 50
+
+
 # The table's cost classes: ops HloCostAnalysis counts as one flop (or transcendental) per result
 # element (XLA:CPU counts cosh, sinh, acos, ... as transcendentals too: measured, 1 per element);
 # ops with no work and no memory traffic.
@@ -55,10 +77,9 @@ _TRANSCENDENTAL = opcodes_where(lambda o: o.transcendental)
 _ELEMENTWISE = opcodes_where(lambda o: o.cost == "elementwise")
 _FREE = opcodes_where(lambda o: o.cost == "free")
 _NO_COST = Cost()  # shared: never changed
-# The cost of an instruction is remembered by its signature: its opcode, its shape and its operands'
-# (by identity: the module holds them), and the attributes the rules below read (all but these).
-# Not for custom calls, which are listed by name in `unknown`.
-_COST_UNREAD = UNREAD_ATTRS | {"control-predecessors", "sharding", "frontend_attributes"}
+# The cost of an instruction is remembered by its signature (index.py: its opcode, its shape and its
+# operands' by identity, and the attributes the rules below read), in the whole module.  Not for
+# custom calls, which are listed by name in `unknown`.
 _BY_SIGNATURE = frozenset(OPCODES) - _FREE - {"custom-call"}
 
 
@@ -149,9 +170,7 @@ class CostAnalysis:
         if comp.name in self._active:
             raise located_error(comp, f"computation {comp.name} calls itself")
         self._active.add(comp.name)
-        total = Cost()
-        for ins in comp.instructions:
-            total.add(self.instruction(comp, ins))
+        total = total_cost(self.signature_costs(comp), self.mod.of(comp))
         self._active.discard(comp.name)
         self.memo[comp.name] = total
         return total
@@ -164,79 +183,49 @@ class CostAnalysis:
         op = ins.opcode
         if op in _FREE:
             return _NO_COST
-        key = self._signature(comp, ins) if op in _BY_SIGNATURE else None
+        key = signature(ins, self.mod.ins(comp)) if op in _BY_SIGNATURE else None
         if key is not None:
             got = self.by_signature.get(key)
             if got is not None:
                 return got
+        return self._costed(comp, ins, key)
+
+    def _costed(self, comp: ir.Computation, ins: ir.Instruction, key) -> Cost:
         try:
             c = self._instruction(comp, ins)
-            if key is not None:
-                self.by_signature[key] = c
-            return c
         except (IndexError, KeyError, TypeError, AttributeError, ValueError) as e:
             # an instruction whose shapes or attributes do not fit its opcode (hlo check says more)
             raise located_error(ins, f"cannot estimate the cost of {ins.name} ({ins.opcode}): its operands or "
                               f"attributes do not fit the opcode ({type(e).__name__}: {e}); "
                               f"`hlo check` tells what is wrong") from None
-
-    def instructions(self, comp: ir.Computation) -> list[Cost]:
-        """The cost of each instruction of `comp`, in order: instruction(comp, i) for each, in one pass."""
-        table = self.mod.ins(comp)
-        memo = self.by_signature
-        out = []
-        append = out.append
-        for ins in comp.instructions:
-            op = ins.opcode
-            if op in _FREE:
-                append(_NO_COST)
-                continue
-            key = None
-            if op in _BY_SIGNATURE:
-                ops = []
-                for n in ins.operands:
-                    o = table.get(n)
-                    if o is None or o.shape is None:
-                        break
-                    ops.append(id(o.shape))
-                else:
-                    attrs = ins.attrs_as_parsed()[0]  # metadata left undecoded: not in the key
-                    if not attrs or attrs.keys() <= _COST_UNREAD:
-                        key = (op, id(ins.shape), tuple(ops), ())
-                    else:
-                        attrs = attrs_key(attrs, _COST_UNREAD)
-                        if attrs is not None:
-                            key = (op, id(ins.shape), tuple(ops), attrs)
-                    if key is not None:
-                        got = memo.get(key)
-                        if got is not None:
-                            append(got)
-                            continue
-            append(self.instruction(comp, ins) if key is None else self._costed(comp, ins, key))
-        return out
-
-    def _costed(self, comp: ir.Computation, ins: ir.Instruction, key) -> Cost:
-        c = self.instruction(comp, ins)
-        self.by_signature[key] = c
+        if key is not None:
+            self.by_signature[key] = c
         return c
 
-    def _signature(self, comp: ir.Computation, ins: ir.Instruction):
-        """What _instruction reads of `ins` (see _COST_UNREAD), or None (then it is costed alone)."""
-        table = self.mod.ins(comp)
-        ops = []
-        for n in ins.operands:
-            o = table.get(n)
-            if o is None or o.shape is None:
-                return None  # undefined, or a shape written beside the operand: not remembered
-            ops.append(id(o.shape))
-        attrs = ins.attrs_as_parsed()[0]  # metadata left undecoded: not in the key
-        if not attrs or attrs.keys() <= _COST_UNREAD:
-            attrs = ()
-        else:
-            attrs = attrs_key(attrs, _COST_UNREAD)
-            if attrs is None:
-                return None
-        return ins.opcode, id(ins.shape), tuple(ops), attrs
+    def signature_costs(self, comp: ir.Computation) -> list[Cost]:
+        """The cost of the instructions of each signature of `comp` (its index's numbers), worked
+        out in the order of their first instructions (shared: do not change them)."""
+        x = self.mod.of(comp)
+        instrs = comp.instructions
+        memo = self.by_signature
+        out = []
+        for k, key in zip(x.reps, x.keys):
+            ins = instrs[k]
+            if ins.opcode in _FREE:
+                c = _NO_COST
+            elif key is None:
+                c = self._costed(comp, ins, None)  # an instruction of its own (a custom call, ...)
+            else:
+                c = memo.get(key)
+                if c is None:
+                    c = self._costed(comp, ins, key)
+            out.append(c)
+        return out
+
+    def instructions(self, comp: ir.Computation) -> list[Cost]:
+        """The cost of each instruction of `comp`, in order: instruction(comp, i) for each."""
+        costs = self.signature_costs(comp)
+        return [costs[s] for s in self.mod.of(comp).sig]
 
     def _instruction(self, comp: ir.Computation, ins: ir.Instruction) -> Cost:
         op = ins.opcode

@@ -9,45 +9,9 @@ from __future__ import annotations
 from itertools import accumulate
 
 from .. import ir, layout
-from ..opcodes import opcodes_where
-from .calls import SEQUENTIAL_ROLES, ModuleIndex
+from .calls import SEQUENTIAL_ROLES
+from .index import ModuleIndex, array_leaves, buffer_shape
 from .memo import by_shape
-
-# results that only view or forward operands (a loop's state is its operand's; a call's result its
-# callee's root); so do the *-done / *-update of an async pair: the buffers of their *-start
-_NO_BUFFER = opcodes_where(lambda o: not o.own_buffer)
-
-
-_BUFFER_KIND: dict[str, int] = {}
-_NO_OWNER = frozenset()
-
-
-def _buffer_kind(op: str) -> int:
-    """What buffer_shape does for opcode `op`: 0 no buffer, 1 the instruction's shape, 2 more."""
-    if op in _NO_BUFFER or op.endswith(("-done", "-update")):
-        return 0
-    return 2 if op.endswith("-start") or op == "send" else 1
-
-
-def buffer_shape(ins: ir.Instruction):
-    """The shape whose array leaves are the buffers `ins` defines (None: it defines none)."""
-    op = ins.opcode
-    if op in _NO_BUFFER or op.endswith(("-done", "-update")) or ins.shape is None:
-        return None
-    shape = ins.shape
-    if isinstance(shape, ir.TupleShape) and (op.endswith("-start") or op == "send"):
-        # (operands, results, context...): the operands are the operand's own buffers; copy-start
-        # is (destination, source, context)
-        skip = 1 if op == "copy-start" else 0
-        shape = ir.TupleShape(tuple(s for k, s in enumerate(shape.elements) if k != skip))
-    return shape
-
-
-@by_shape
-def array_leaves(shape) -> tuple:
-    """The array leaves of `shape` that are buffers (not tokens), in order (shared: do not change)."""
-    return tuple(s for s in layout.leaf_shapes(shape)
-                 if isinstance(s, ir.ArrayShape) and s.element_type.is_array_type)
 
 
 def buffer_leaves(ins: ir.Instruction):
@@ -57,7 +21,7 @@ def buffer_leaves(ins: ir.Instruction):
 
 
 @by_shape
-def _space_bytes(shape) -> dict[int, int]:
+def space_bytes(shape) -> dict[int, int]:
     """memory space -> physical bytes of the array leaves of `shape` (shared: do not change)."""
     per: dict[int, int] = {}
     for x in array_leaves(shape):
@@ -73,7 +37,8 @@ class PeakLive:
     alive; the computation's parameters (its inputs) and its result live throughout; a loop, branch
     or call adds, at that instruction, the peak of the buffers its computations define (loop body
     and condition, or the branches, the larger one).  No other reuse: an estimate of what XLA's
-    buffer assignment needs, above it where XLA shares or updates buffers in place."""
+    buffer assignment needs, above it where XLA shares or updates buffers in place.  (Which buffer
+    each value lives in and each buffer's last use come from the module's index.)"""
 
     def __init__(self, mod: ModuleIndex):
         self.mod = mod
@@ -84,100 +49,55 @@ class PeakLive:
         if key in self.memo:
             return self.memo[key]
         self.memo[key] = ({}, 0)  # a computation that (wrongly) calls itself adds nothing more
+        x = self.mod.of(comp)
         n = len(comp.instructions)
-        # name -> the buffers its value lives in: the number of the one it defines, or a view's set
-        owners: dict[str, int | frozenset] = {}
-        pers: list[dict[int, int]] = []  # per buffer: memory space -> bytes
-        totals: list[int] = []  # per buffer: its bytes
-        born: list[int] = []
-        last: list[int] = []  # the last step using each buffer (steps only grow: no max needed)
-        inputs: list[int] = []  # the parameters' buffers, live throughout
-        kinds = _BUFFER_KIND
+        instrs = comp.instructions
+        # by signature: memory space -> bytes of the buffer each of its instructions defines (None: none)
+        pers: list = []
         spaces: set[int] = set()
-        sized: dict[int, tuple] = {}  # id(shape) -> (per, total), for shapes the module holds
-        for i, ins in enumerate(comp.instructions):
-            operands = ins.operands
-            for o in operands:
-                b = owners.get(o)
-                if b.__class__ is int:
-                    last[b] = i
-                elif b:
-                    for x in b:
-                        last[x] = i
-            op = ins.opcode
-            held = False
-            if op == "parameter":
-                shape = buffer_shape(ins) if with_parameters else None
-            elif op in ("call", "conditional"):
-                shape = ins.shape
-                held = True
+        for k, shape in zip(x.reps, x.live):
+            if shape is None or (not with_parameters and instrs[k].opcode == "parameter"):
+                pers.append(None)
             else:
-                k = kinds.get(op)
-                if k is None:
-                    k = kinds[op] = _buffer_kind(op)
-                if k == 1:
-                    shape = ins.shape
-                    held = True
-                else:
-                    shape = buffer_shape(ins) if k == 2 else None
-            if shape is None:
-                per = None
-            else:
-                got = sized.get(id(shape)) if held else None
-                if got is None:
-                    per = _space_bytes(shape)
-                    got = (per, sum(per.values()))
-                    spaces.update(per)
-                    if held:
-                        sized[id(shape)] = got
-                per = got[0]
-            if per:
-                b = owners[ins.name] = len(pers)
+                per = space_bytes(shape)
+                spaces.update(per)
                 pers.append(per)
-                totals.append(got[1])
-                last.append(i)
-                if op == "parameter":
-                    born.append(0)
-                    inputs.append(b)
-                else:
-                    born.append(i)
-            elif operands:
-                view = set()
-                for o in operands:
-                    b = owners.get(o)
-                    if b.__class__ is int:
-                        view.add(b)
-                    elif b:
-                        view.update(b)
-                owners[ins.name] = frozenset(view)
-            else:
-                owners[ins.name] = _NO_OWNER
-        for b in inputs:
+        last = list(x.last)
+        owner = x.owner
+        # the parameters (the inputs) live from the start, and the result to the end
+        born_first = [k for k in x.param_positions if owner[k] == k] if with_parameters else []
+        for b in born_first:
             last[b] = n
+        r = x.at.get(comp.root.name)
+        root = owner[r] if r is not None else None
+        for b in ((root,) if root.__class__ is int else root or ()):
+            last[b] = n  # the result outlives the computation
         transient: dict[int, tuple[dict[int, int], int]] = {}
         mod_comps = self.mod.comps
-        for i, _ins, calls in self.mod.calling(comp):
+        for i, _ins, calls in x.calling:
             inner = [self.peak(mod_comps[c], False) for _a, c, role in calls
                      if role in SEQUENTIAL_ROLES and c in mod_comps]
             if inner:
                 extra = {sp for d, _t in inner for sp in d}
                 transient[i] = ({sp: max(d.get(sp, 0) for d, _t in inner) for sp in extra},
                                 max(t for _d, t in inner))
-        root = owners.get(comp.root.name)
-        for b in ((root,) if root.__class__ is int else root or ()):
-            last[b] = n  # the result outlives the computation
+
         # the bytes live after each step: +size at birth, -size after the last use, summed up
-        def live_after(sizes) -> list[int]:
-            delta = [0] * (n + 2)
-            for s, e, v in zip(born, last, sizes):
-                delta[s] += v
-                delta[e + 1] -= v
+        def live_after(by_sig: list) -> list[int]:
+            sizes = [by_sig[s] for s in x.sig]  # by position: the bytes of the buffer it defines, or 0
+            delta = sizes + [0, 0]
+            for b in born_first:  # a parameter is born at the start
+                delta[b] -= sizes[b]
+                delta[0] += sizes[b]
+            for e, v in zip(last, sizes):
+                if v:
+                    delta[e + 1] -= v
             return list(accumulate(delta[:n + 1]))
-        live_total = live_after(totals)
+        live_total = live_after([0 if per is None else sum(per.values()) for per in pers])
         if len(spaces) == 1:
             live = {sp: live_total for sp in spaces}
         else:
-            live = {sp: live_after([per.get(sp, 0) for per in pers]) for sp in sorted(spaces)}
+            live = {sp: live_after([0 if per is None else per.get(sp, 0) for per in pers]) for sp in sorted(spaces)}
         peaks: dict[int, int] = {}
         for sp, xs in live.items():
             top = max(xs, default=0)
@@ -192,10 +112,6 @@ class PeakLive:
             peak_total = max(peak_total, live_total[i] + extra_total)
         self.memo[key] = (peaks, peak_total)
         return peaks, peak_total
-
-
-def _physical(s: ir.ArrayShape, ins: ir.Instruction) -> int:
-    return buffer_physical_bytes(s)
 
 
 @by_shape
