@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from heapq import heapify, heappop
-from itertools import compress
+from heapq import nsmallest
+from itertools import compress, repeat
 
 from . import ir, layout
 from .analysis.calls import SEQUENTIAL_ROLES
@@ -89,18 +89,16 @@ class SpaceTotal:
 class Ranked(Sequence):
     """Rows in their report order, made and ordered only when asked: `rows[:10]` orders and makes
     ten (a report shows the top few of 100,000 instructions or buffers), len() costs nothing,
-    iterating makes them all.  The rows come in groups whose members share one value (the cost of an
-    instruction signature, the sizes of a shape): `rank(value)` orders the groups, and within equal
-    ranks the rows go by name, then in the order they were added.  A group is [value, members (any
-    handle), number of rows]; rows(list of members, cutoff) gives their rows as (name, order, ...)
-    tuples (only those named `cutoff` or less when a cutoff is given), names(list of members) just
-    their names, and make(row) makes a row."""
+    iterating makes them all.  The rows are instructions of the computations indexed in `tables`
+    (analysis.index.ComputationIndex), in groups whose members share one value (the cost of their
+    signature, the sizes of their buffers): a group is [value, {computation number: signature
+    numbers}, number of rows].  `rank(value)` orders the groups, and within equal ranks the rows go
+    by name, then by computation number and position; make(computation number, position) makes one."""
 
-    def __init__(self, groups: list, rank, rows, names, make):
+    def __init__(self, groups: list, rank, tables: list, make):
         self._groups = groups
         self._rank = rank
-        self._rows = rows
-        self._names = names
+        self._tables = tables
         self._make = make
         self._n = sum(g[2] for g in groups)
         self._done: list = []  # the first rows, made
@@ -122,21 +120,47 @@ class Ranked(Sequence):
             while i < len(groups) and self._rank(groups[i][0]) == rank:
                 same.append(groups[i])
                 i += 1
+            wanted: dict[int, set] = {}
+            for g in same:
+                for ci, sigs in g[1].items():
+                    wanted.setdefault(ci, set()).update(sigs)
             need = k - len(out)
-            members = [g[1] for g in same]
-            if need >= sum(g[2] for g in same):
-                rows = sorted(self._rows(members, None))
-            else:
-                # the need-th smallest name, then the rows named so or less (more only when names repeat)
-                names = self._names(members)
-                heapify(names)
-                for _ in range(need - 1):
-                    heappop(names)
-                rows = sorted(self._rows(members, names[0]))[:need]
-            out.extend(map(self._make, rows))
+            rows = None
+            if need < sum(g[2] for g in same):
+                rows = self._smallest(wanted, need)
+            if rows is None:
+                rows = sorted(self._rows(wanted, None))[:need]
+            out.extend(self._make(ci, p) for _name, ci, p in rows)
         self._done = out
         self._all = len(out) == self._n
         return out
+
+    def _rows(self, wanted: dict, bound) -> list:
+        """(name, computation number, position) of the members, those named `bound` or less when given."""
+        out: list = []
+        for ci, sigs in wanted.items():
+            x = self._tables[ci]
+            names, sig = x.names(), x.sig
+            if bound is None:
+                at = x.positions(sigs)
+            else:
+                at = [p for p in compress(range(len(names)), map(bound.__ge__, names)) if sig[p] in sigs]
+            out.extend(zip(map(names.__getitem__, at), repeat(ci), at))
+        return out
+
+    def _smallest(self, wanted: dict, need: int):
+        """The first `need` rows of the members: those named at most the need-th smallest name of a
+        sample of them (no more than the need-th smallest of all), ordered; None when the sample is
+        too small to tell."""
+        sample: list = []
+        for ci, sigs in wanted.items():
+            x = self._tables[ci]
+            names, sig = x.names(), x.sig
+            step = max(1, len(sig) // 1024)
+            sample.extend(names[p] for p in range(0, len(sig), step) if sig[p] in sigs)
+        if len(sample) < need:
+            return None
+        return sorted(self._rows(wanted, nsmallest(need, sample)[-1]))[:need]
 
     def __getitem__(self, i):
         if isinstance(i, slice):
@@ -250,13 +274,13 @@ def _module_info(module: ir.Module, computation: str | None) -> ModuleInfo:
     analysis = CostAnalysis(mod)
     costs = analysis.signature_costs(comp)
     total = total_cost(costs, x)
-    costly: dict[int, list] = {}  # id(cost) -> [cost, (0, [signatures]), instructions]
+    costly: dict[int, list] = {}  # id(cost) -> [cost, {0: [signatures]}, instructions]
     for s, (c, n) in enumerate(zip(costs, x.counts())):
         if c.flops or c.transcendentals or c.bytes_accessed:
             g = costly.get(id(c))
             if g is None:
-                g = costly[id(c)] = [c, (0, []), 0]
-            g[1][1].append(s)
+                g = costly[id(c)] = [c, {0: []}, 0]
+            g[1][0].append(s)
             g[2] += n
 
     # the buffers of the computation and of the computations it runs in sequence (loops, branches,
@@ -271,7 +295,7 @@ def _module_info(module: ir.Module, computation: str | None) -> ModuleInfo:
                     seen.add(n)
                     todo.append(mod.comps[n])
     indexes = [mod.of(c) for c in order]
-    # buffers grouped by their (shared) sizes: id(sizes) -> [sizes, [(computation number, [signatures])],
+    # buffers grouped by their (shared) sizes: id(sizes) -> [sizes, {computation number: signatures},
     # buffers]; per computation of `order`, the sizes of each signature's buffers (None: it has none)
     sized: dict[int, list] = {}
     sizes_by_sig: list[list] = []
@@ -280,7 +304,6 @@ def _module_info(module: ir.Module, computation: str | None) -> ModuleInfo:
         xc = indexes[ci]
         sizes_of: list = []
         sizes_by_sig.append(sizes_of)
-        members: dict[int, list] = {}
         for s, (k, n) in enumerate(zip(xc.reps, xc.counts())):
             ins = instrs[k]
             sizes = None
@@ -295,12 +318,8 @@ def _module_info(module: ir.Module, computation: str | None) -> ModuleInfo:
                 continue
             g = sized.get(id(sizes))
             if g is None:
-                g = sized[id(sizes)] = [sizes, [], 0]
-            m = members.get(id(sizes))
-            if m is None:
-                m = members[id(sizes)] = (ci, [])
-                g[1].append(m)
-            m[1].append(s)
+                g = sized[id(sizes)] = [sizes, {}, 0]
+            g[1].setdefault(ci, []).append(s)
             g[2] += n
     spaces: dict[int, list[int]] = {}
     for (per_leaf, _lg, _ph, _sp), _m, count in sized.values():
@@ -314,56 +333,23 @@ def _module_info(module: ir.Module, computation: str | None) -> ModuleInfo:
     peaks, peak_total = PeakLive(mod).peak(comp, with_parameters=True)
     space_totals = [SpaceTotal(s, layout.memory_space_name(s), *spaces[s], peaks.get(s, 0)) for s in sorted(spaces)]
 
-    # the rows, when asked: the instructions of the signatures of a group, (name, (computation number,
-    # position)) each (the order they were added in)
-    all_names: dict[int, list] = {}
-
-    def names_at(ci: int, sigs: list):
-        nm = all_names.get(ci)
-        if nm is None:
-            nm = all_names[ci] = indexes[ci].names()
-        at = indexes[ci].positions(sigs)
-        return (nm if len(at) == len(nm) else list(map(nm.__getitem__, at))), at
-
-    def names(groups) -> list:
-        out: list = []
-        for members in groups:
-            for ci, sigs in members:
-                out.extend(names_at(ci, sigs)[0])
-        return out
-
-    def rows(groups, cutoff) -> list:
-        out: list = []
-        for members in groups:
-            for ci, sigs in members:
-                nm, at = names_at(ci, sigs)
-                if cutoff is not None:
-                    keep = list(map(cutoff.__ge__, nm))
-                    nm, at = list(compress(nm, keep)), list(compress(at, keep))
-                out.extend(zip(nm, zip([ci] * len(at), at)))
-        return out
-
-    def cost_row(row) -> InstructionCost:
-        k = row[1][1]
+    def cost_row(_ci: int, k: int) -> InstructionCost:
         ins = comp.instructions[k]
         c = costs[x.sig[k]]
         return InstructionCost(ins.name, ins.opcode, c.flops, c.transcendentals, c.bytes_accessed)
 
-    def buffer_row(row) -> Buffer:
-        ci, k = row[1]
+    def buffer_row(ci: int, k: int) -> Buffer:
         c = order[ci]
         ins = c.instructions[k]
         sizes = sizes_by_sig[ci][indexes[ci].sig[k]]
         return Buffer(ins.name, c.name, ins.opcode, _shape_text(ins.shape), sizes[1], sizes[2], sizes[3])
 
-    for g in costly.values():
-        g[1] = [g[1]]  # one computation's members
     return ModuleInfo(
         module=module.name, computation=comp.name, computations=comps, opcode_counts=counts,
         instruction_count=sum(counts.values()), parameters=params, result=result, cost=total,
         unknown_cost=list(analysis.unknown),
-        instruction_costs=Ranked(list(costly.values()), _cost_rank, rows, names, cost_row),
-        buffers=Ranked(list(sized.values()), _buffer_rank, rows, names, buffer_row),
+        instruction_costs=Ranked(list(costly.values()), _cost_rank, [x], cost_row),
+        buffers=Ranked(list(sized.values()), _buffer_rank, indexes, buffer_row),
         memory_spaces=space_totals, filename=module.filename, scoped=computation is not None,
         peak_bytes=peak_total)
 

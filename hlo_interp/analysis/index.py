@@ -11,6 +11,7 @@ like bitcast, get-tuple-element or tuple, its operands') and the last instructio
 from __future__ import annotations
 
 from collections import Counter
+from itertools import compress
 
 from .. import ir, layout
 from ..opcodes import OPCODES, opcodes_where
@@ -61,50 +62,71 @@ def live_shape(ins: ir.Instruction):
 
 
 class ComputationIndex:
-    """One pass over the instructions of a computation (see the module's docstring).  By position
-    (the instruction's number in the computation): `sig` (its signature's number), `owner` (its
-    position when it defines a buffer liveness counts, else the set of buffers its value lives in:
-    a view's operands'), `last` (for a buffer: the last position using it).  By signature number:
-    `reps` (the position of its first instruction), `keys` (the key it was grouped by; None: an
-    instruction of its own), `live` (live_shape() of its instructions, None: no buffer)."""
+    """One pass over the instructions of a computation (see the module's docstring).
+
+    By position (the instruction's number in the computation): `sig`, the number of its signature;
+    `last`, the last position using its value, or a value it lives in (a view's: see `views`).
+    By signature number: `reps`, the position of its first instruction; `keys`, the key it was
+    grouped by (None: an instruction of its own); `live`, live_shape() of its instructions (None:
+    no buffer).  An instruction whose signature has a live shape defines a buffer (numbered by its
+    position); `views` maps the position of each other instruction with operands to the buffers
+    its value lives in (its operands'), and owner(position) says which."""
 
     def __init__(self, comp: ir.Computation):
         self.comp = comp
         instrs = comp.instructions
+        n = len(instrs)
         self.at: dict[str, int] = {}  # name -> position (of its last definition)
         self.sig: list[int] = []
-        self.owner: list = []
-        self.last: list[int] = []
+        self.last: list[int] = list(range(n))
         self.reps: list[int] = []
         self.keys: list = []
         self.live: list = []
+        self.views: dict[int, frozenset] = {}
         self.param_positions: list[int] = []
         self.calling: list = []  # (position, instruction, callees(instruction)) of the calling ones
         self.forward = False  # an operand named before its definition (or never defined)
-        at, sig, owner, last = self.at, self.sig, self.owner, self.last
-        reps, live = self.reps, self.live
+        self._names: list | None = None
+        self._counts: list | None = None
+        at, last, live = self.at, self.last, self.live
+        add_sig = self.sig.append
         numbers: dict[tuple, int] = {}
         shape_ids: list = []  # by position: id(shape), None without one
+        add_shape_id = shape_ids.append
         unread = SIGNATURE_UNREAD
         keyed = _KEYED
-        no_owner = _NO_OWNER
+        shapeless = False  # an instruction without a shape so far (its users have no signature)
         for i, ins in enumerate(instrs):
             op = ins.opcode
             operands = ins.operands
-            ids = []
-            for o in operands:
-                j = at.get(o)
-                if j is None:
-                    self.forward = True
-                    ids.append(None)
-                    continue
-                ids.append(shape_ids[j])
-                b = owner[j]
-                if b.__class__ is int:
-                    last[b] = i
-                elif b:
-                    for x in b:
-                        last[x] = i
+            # the operands: their shapes for the signature; their values are used here
+            try:
+                if len(operands) == 2:
+                    a, b = operands
+                    ja = at[a]
+                    jb = at[b]
+                    last[ja] = i
+                    last[jb] = i
+                    ids = (shape_ids[ja], shape_ids[jb])
+                elif len(operands) == 1:
+                    ja = at[operands[0]]
+                    last[ja] = i
+                    ids = (shape_ids[ja],)
+                elif not operands:
+                    ids = ()
+                    if op == "parameter":
+                        self.param_positions.append(i)
+                else:
+                    ids = tuple([shape_ids[at[o]] for o in operands])
+                    for o in operands:
+                        last[at[o]] = i
+            except KeyError:  # named before its definition, or never defined
+                self.forward = True
+                ids = None
+                for o in operands:
+                    j = at.get(o)
+                    if j is not None:
+                        last[j] = i
             attrs = ins.attrs_as_parsed()[0]  # metadata left undecoded: not in a signature
             if not attrs or attrs.keys() <= unread:
                 akey = ()
@@ -115,36 +137,30 @@ class ComputationIndex:
                     if calls:
                         self.calling.append((i, ins, calls))
             shape = ins.shape
-            s = None
-            if op in keyed and akey is not None and None not in ids:
-                key = (op, id(shape), tuple(ids), akey)
+            if op in keyed and akey is not None and ids is not None and not (shapeless and None in ids):
+                key = (op, id(shape), ids, akey)
                 s = numbers.get(key)
                 if s is None:
-                    s = numbers[key] = len(reps)
+                    s = numbers[key] = len(self.reps)
                     self._add(i, ins, key)
             else:
-                s = len(reps)
+                s = len(self.reps)
                 self._add(i, ins, None)
-            sig.append(s)
-            if op == "parameter":
-                self.param_positions.append(i)
-            if live[s] is not None:
-                owner.append(i)
-            elif operands:
-                view = set()
-                for o in operands:
-                    j = at.get(o)
-                    b = None if j is None else owner[j]
-                    if b.__class__ is int:
-                        view.add(b)
-                    elif b:
-                        view.update(b)
-                owner.append(frozenset(view))
-            else:
-                owner.append(no_owner)
+            add_sig(s)
+            if live[s] is None and operands:
+                self.views[i] = self._view(operands)
             at[ins.name] = i
-            shape_ids.append(None if shape is None else id(shape))
-            last.append(i)
+            if shape is None:
+                shapeless = True
+                add_shape_id(None)
+            else:
+                add_shape_id(id(shape))
+        # a view's last use is a last use of the buffers it lives in
+        for v, bs in self.views.items():
+            used = last[v]
+            for b in bs:
+                if last[b] < used:
+                    last[b] = used
         if self.forward:
             self._sign_again()
 
@@ -153,6 +169,25 @@ class ComputationIndex:
         self.keys.append(key)
         shape = live_shape(ins)
         self.live.append(shape if shape is not None and array_leaves(shape) else None)
+
+    def _view(self, operands) -> frozenset:
+        """The buffers the values of `operands` live in (those defined so far)."""
+        out: set = set()
+        for o in operands:
+            j = self.at.get(o)
+            if j is None:
+                continue
+            if self.live[self.sig[j]] is not None:
+                out.add(j)
+            else:
+                out.update(self.views.get(j, ()))
+        return frozenset(out)
+
+    def owner(self, k: int) -> frozenset:
+        """The buffers the value of position k lives in: its own, or a view's operands'."""
+        if self.live[self.sig[k]] is not None:
+            return frozenset((k,))
+        return self.views.get(k, _NO_OWNER)
 
     def _sign_again(self) -> None:
         """Signatures again, with every name of the computation known (an operand named before its
@@ -179,19 +214,23 @@ class ComputationIndex:
         return None if k is None else self.comp.instructions[k]
 
     def names(self) -> list[str]:
-        """The instructions' names, by position."""
-        if len(self.at) == len(self.sig):
-            return list(self.at)  # each name defined once: the table's order is the positions'
-        return [i.name for i in self.comp.instructions]
+        """The instructions' names, by position (shared: do not change)."""
+        if self._names is None:
+            if len(self.at) == len(self.sig):
+                self._names = list(self.at)  # each name defined once: the table's order is the positions'
+            else:
+                self._names = [i.name for i in self.comp.instructions]
+        return self._names
 
     def counts(self) -> list[int]:
-        """How many instructions have each signature."""
-        got = Counter(self.sig)
-        return [got[s] for s in range(len(self.reps))]
+        """How many instructions have each signature (shared: do not change)."""
+        if self._counts is None:
+            got = Counter(self.sig)
+            self._counts = [got[s] for s in range(len(self.reps))]
+        return self._counts
 
     def positions(self, signatures) -> list[int]:
         """The positions of the instructions of the given signature numbers, in order."""
-        from itertools import compress
         if len(signatures) == len(self.reps):
             return list(range(len(self.sig)))
         wanted = set(signatures)

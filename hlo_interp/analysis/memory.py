@@ -63,14 +63,12 @@ class PeakLive:
                 spaces.update(per)
                 pers.append(per)
         last = list(x.last)
-        owner = x.owner
         # the parameters (the inputs) live from the start, and the result to the end
-        born_first = [k for k in x.param_positions if owner[k] == k] if with_parameters else []
+        born_first = [k for k in x.param_positions if x.live[x.sig[k]] is not None] if with_parameters else []
         for b in born_first:
             last[b] = n
         r = x.at.get(comp.root.name)
-        root = owner[r] if r is not None else None
-        for b in ((root,) if root.__class__ is int else root or ()):
+        for b in (x.owner(r) if r is not None else ()):
             last[b] = n  # the result outlives the computation
         transient: dict[int, tuple[dict[int, int], int]] = {}
         mod_comps = self.mod.comps
