@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import field
+from functools import partial
+from itertools import compress
+from operator import attrgetter, eq
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from .records import record
@@ -551,13 +554,20 @@ def parsed_instruction(name: str, opcode: str, shape: Optional[Shape], operands:
                        attr_offsets: list, operand_offsets: Union[tuple[int, ...], int]) -> Instruction:
     """Instruction(name, opcode, ...) with the other fields at their defaults, as the parser's fast path
     makes a hundred thousand of them: the same object, its fields set at once (a quarter of the time
-    of the dataclass's __init__; tests/test_parse_fast.py checks that the two agree).  attr_locs is
-    made when first read, from `attr_offsets`: (name, offset in loc's source, ...) per attribute."""
+    of the dataclass's __init__; tests/test_parse_fast.py checks that the two agree).  Fields at their
+    default are left to the class (a dict of at most 10 keys, the parser's two extras included, takes
+    half the memory and time of one with every field): a reader of the instance dict (the verifier's
+    loop) gets `is_root`, `literal`, `parameter_number`, `unknown_attrs` and `operand_shapes` with .get.  attr_locs is made when first read, from
+    `attr_offsets`: (name, offset in loc's source, ...) per attribute."""
     ins = _new_object(Instruction)
-    ins.__dict__ = {"name": name, "opcode": opcode, "shape": shape, "operands": operands, "_attrs": attrs,
-                    "literal": literal, "parameter_number": parameter_number, "is_root": is_root, "loc": loc,
-                    "_attr_locs": None, "_attr_offsets": attr_offsets, "unknown_attrs": (), "operand_shapes": None,
-                    "operand_offsets": operand_offsets}
+    d = ins.__dict__ = {"name": name, "opcode": opcode, "shape": shape, "operands": operands, "_attrs": attrs,
+                        "loc": loc, "_attr_offsets": attr_offsets, "operand_offsets": operand_offsets}
+    if is_root:
+        d["is_root"] = True
+    if literal is not None:
+        d["literal"] = literal
+    if parameter_number is not None:
+        d["parameter_number"] = parameter_number
     return ins
 
 
@@ -583,7 +593,7 @@ Instruction.attrs = property(_attrs_get, _attrs_set, doc="the attributes, decode
 
 def _attr_locs_get(self: Instruction) -> dict[str, Location]:
     d = self.__dict__
-    locs = d["_attr_locs"]
+    locs = d.get("_attr_locs")
     if locs is None:
         raw = d.pop("_attr_offsets", ())
         source = self.loc._source if raw else None
@@ -622,6 +632,10 @@ def _name_list_offsets(text: str, start: int, n: int) -> tuple[int, ...]:
     return tuple(out)
 
 
+_opcode_of = attrgetter("opcode")
+_is_parameter = partial(eq, "parameter")
+
+
 @record(eq=False)
 class Computation:
     name: str
@@ -658,7 +672,8 @@ class Computation:
         raise KeyError(name)
 
     def parameters(self) -> list[Instruction]:
-        ps = [i for i in self.instructions if i.opcode == "parameter"]
+        instrs = self.instructions
+        ps = list(compress(instrs, map(_is_parameter, map(_opcode_of, instrs))))  # (a loop in C: 100k+ instructions)
         return sorted(ps, key=lambda i: i.parameter_number or 0)
 
     def _key(self):

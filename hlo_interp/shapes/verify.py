@@ -577,7 +577,7 @@ class _Checker:
                 else:
                     attrs = attrs_key(attrs, skip)
             key = None
-            if ok and attrs is not None and not d["unknown_attrs"] and not (flagged and id(ins) in flagged):
+            if ok and attrs is not None and not d.get("unknown_attrs") and not (flagged and id(ins) in flagged):
                 operands = d["operands"]
                 try:
                     if len(operands) == 2:
@@ -589,7 +589,7 @@ class _Checker:
                 except KeyError:  # not defined (yet): E106
                     ops = None
                 if ops is not None:
-                    written = d["operand_shapes"]
+                    written = d.get("operand_shapes")  # (parsed instructions leave defaults to the class)
                     if written is not None:
                         written = tuple([id(w) for w in written])
                     key = (op, id(d["shape"]), ops, written, attrs)

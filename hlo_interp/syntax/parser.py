@@ -14,6 +14,8 @@ from __future__ import annotations
 import functools
 import os
 import re
+from itertools import compress
+from operator import attrgetter, is_
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from .driver import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
@@ -351,7 +353,7 @@ class _Builder:
         # shape rules the caller passes (the syntax knows no shape rules; hlo_interp.frontend does).
         comps = self.ctx.inline_computations + m.computations
         fill = self.ctx.fill_shapes
-        if fill is not None and any(i.shape is None for c in comps for i in c.instructions):  # rare
+        if fill is not None and any(any(map(_is_none, map(_shape_of, c.instructions))) for c in comps):  # rare
             failed = fill(ir.Module(m.name, comps, m.attrs))
             if failed is not None:
                 raise self._err_at_loc(failed[0].loc, failed[1])
@@ -438,8 +440,7 @@ class _Builder:
 
     def _check_instructions(self, comp: ir.Computation) -> None:
         instrs = comp.instructions
-        names = [ins.name for ins in instrs]
-        if len(set(names)) != len(names):  # (the common case in one C-level pass)
+        if len(set(map(_name_of, instrs))) != len(instrs):  # (the common case in one C-level pass)
             seen: dict[str, ir.Instruction] = {}
             for ins in instrs:
                 if ins.name in seen:
@@ -449,7 +450,7 @@ class _Builder:
                         err.notes.append(f"previously defined at line {prev.loc.line}")
                     raise err
                 seen[ins.name] = ins
-        roots = [ins for ins in instrs if ins.is_root]
+        roots = list(compress(instrs, map(_is_root_of, instrs)))
         comp.root_marked = bool(roots)
         if len(roots) > 1:
             raise self._err_at_loc(roots[1].loc, f"computation {comp.name} has more than one ROOT")
@@ -571,6 +572,20 @@ class _Builder:
             if canonical:
                 ins.canonical_end = end
             return ins
+        if len(raw_attrs) == 1:
+            key, _, kind, vtext, _ = raw_attrs[0]
+            if key == "metadata" and kind <= _V_KV and "\\" not in vtext:
+                # The common line of a dump: its only attribute is metadata, kept as text (what the
+                # loop below does with it: every opcode takes metadata, the one common attribute of
+                # its kind).
+                if canonical and kind == _V_KV and (_CANONICAL_METADATA or _canonical_metadata())(vtext) is None:
+                    canonical = False
+                ins = _new_instruction(name, opcode, shape, operands, {"metadata": None}, literal, param_no,
+                                       is_root, ir.Location(source, name_pos), raw_attrs, offsets)
+                ins.pending_metadata = vtext
+                if canonical:
+                    ins.canonical_end = end
+                return ins
         keys = (raw_attrs[0][0],) if len(raw_attrs) == 1 else tuple([a[0] for a in raw_attrs])
         line_plan = self.ctx.line_plans.get((opcode, keys))
         if line_plan is None:
@@ -1128,6 +1143,9 @@ class _Builder:
                         source_line=src.line_text(loc.line))
 
 
+# (loops over every instruction of a computation, run in C)
+_name_of, _is_root_of, _shape_of = attrgetter("name"), attrgetter("is_root"), attrgetter("shape")
+_is_none = functools.partial(is_, None)
 _OPERAND_NAMES = re.compile(r"%([A-Za-z_][\w.-]*)")
 _FAST_CALL, _FAST_PARAMETER, _FAST_OPERANDS = _lexer.FAST_CALL, _lexer.FAST_PARAMETER, _lexer.FAST_OPERANDS
 _FAST_CALL_CANON = _lexer.FAST_CALL_CANON
