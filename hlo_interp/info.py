@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from heapq import nsmallest
-from itertools import compress, repeat
+from itertools import repeat
 
 from . import ir, layout
 from .analysis.calls import SEQUENTIAL_ROLES
@@ -144,7 +144,7 @@ class Ranked(Sequence):
             if bound is None:
                 at = x.positions(sigs)
             else:
-                at = [p for p in compress(range(len(names)), map(bound.__ge__, names)) if sig[p] in sigs]
+                at = [p for p in x.named_at_most(bound) if sig[p] in sigs]
             out.extend(zip(map(names.__getitem__, at), repeat(ci), at))
         return out
 

@@ -88,6 +88,7 @@ class ComputationIndex:
         self.forward = False  # an operand named before its definition (or never defined)
         self._names: list | None = None
         self._counts: list | None = None
+        self._named: tuple = (None, [])  # (a bound, the positions of the names up to it)
         at, last, live = self.at, self.last, self.live
         add_sig = self.sig.append
         numbers: dict[tuple, int] = {}
@@ -137,15 +138,16 @@ class ComputationIndex:
                     if calls:
                         self.calling.append((i, ins, calls))
             shape = ins.shape
-            if op in keyed and akey is not None and ids is not None and not (shapeless and None in ids):
-                key = (op, id(shape), ids, akey)
-                s = numbers.get(key)
-                if s is None:
-                    s = numbers[key] = len(self.reps)
-                    self._add(i, ins, key)
-            else:
+            key = (op, id(shape), ids, akey)
+            s = numbers.get(key)
+            if s is None:
+                # a new signature; only whole keys are remembered (the others never match)
                 s = len(self.reps)
-                self._add(i, ins, None)
+                if op in keyed and akey is not None and ids is not None and not (shapeless and None in ids):
+                    numbers[key] = s
+                else:
+                    key = None
+                self._add(i, ins, key)
             add_sig(s)
             if live[s] is None and operands:
                 self.views[i] = self._view(operands)
@@ -221,6 +223,18 @@ class ComputationIndex:
             else:
                 self._names = [i.name for i in self.comp.instructions]
         return self._names
+
+    def named_at_most(self, bound: str) -> list[int]:
+        """The positions of the instructions named `bound` or less (in string order), in order."""
+        got, at = self._named
+        if got is not None and bound <= got:
+            if bound == got:
+                return at
+            names = self.names()
+            return [p for p in at if names[p] <= bound]
+        at = list(compress(range(len(self.sig)), map(bound.__ge__, self.names())))
+        self._named = (bound, at)
+        return at
 
     def counts(self) -> list[int]:
         """How many instructions have each signature (shared: do not change)."""

@@ -82,7 +82,7 @@ class PeakLive:
 
         # the bytes live after each step: +size at birth, -size after the last use, summed up
         def live_after(by_sig: list) -> list[int]:
-            sizes = [by_sig[s] for s in x.sig]  # by position: the bytes of the buffer it defines, or 0
+            sizes = list(map(by_sig.__getitem__, x.sig))  # by position: the bytes of the buffer it defines, or 0
             delta = sizes + [0, 0]
             for b in born_first:  # a parameter is born at the start
                 delta[b] -= sizes[b]
