@@ -205,6 +205,24 @@ def test_peak_live_with_a_loop():
         "x": "e", "z": "e", "one": "body", "j": "body", "y": "body", "n": "cond", "lt": "cond"}
 
 
+def test_operand_named_before_its_definition():
+    # r names b, defined on the next line: its cost reads b's shape (add: 2 flops, 8 + 8 + 8 bytes;
+    # b: negate, 2 flops, 16 bytes), while liveness counts a use only once the value exists (the
+    # use by r comes before b): a (the input), r (the result) and b, 8 B each, are all live at b
+    text = """HloModule fwd
+
+ENTRY e {
+  a = f32[2]{0} parameter(0)
+  ROOT r = f32[2]{0} add(a, b)
+  b = f32[2]{0} negate(a)
+}
+"""
+    mi = I.module_info(hlo_interp.parse(text))
+    assert (mi.cost.flops, mi.cost.bytes_accessed) == (4, 40)
+    assert [(c.name, c.flops, c.bytes_accessed) for c in mi.instruction_costs] == [("r", 2, 24), ("b", 2, 16)]
+    assert (len(mi.buffers), mi.physical_bytes, mi.peak_bytes) == (3, 24, 24)
+
+
 # --------------------------------------------------------------------------------------------------
 # a real dump, derived independently
 

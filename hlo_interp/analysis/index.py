@@ -26,14 +26,14 @@ SIGNATURE_UNREAD = UNREAD_ATTRS | {"control-predecessors", "sharding", "frontend
 _KEYED = frozenset(OPCODES) - {"custom-call"}
 # results that only view or forward operands (a loop's state is its operand's; a call's result its
 # callee's root); so do the *-done / *-update of an async pair: the buffers of their *-start
-NO_BUFFER = opcodes_where(lambda o: not o.own_buffer)
+_NO_BUFFER = opcodes_where(lambda o: not o.own_buffer)
 _NO_OWNER: frozenset = frozenset()
 
 
 def buffer_shape(ins: ir.Instruction):
     """The shape whose array leaves are the buffers `ins` defines (None: it defines none)."""
     op = ins.opcode
-    if op in NO_BUFFER or op.endswith(("-done", "-update")) or ins.shape is None:
+    if op in _NO_BUFFER or op.endswith(("-done", "-update")) or ins.shape is None:
         return None
     shape = ins.shape
     if isinstance(shape, ir.TupleShape) and (op.endswith("-start") or op == "send"):
@@ -54,7 +54,8 @@ def array_leaves(shape) -> tuple:
 def live_shape(ins: ir.Instruction):
     """The shape whose array leaves are the buffers liveness counts for `ins` (None: none): its
     buffers (buffer_shape), but a call's or conditional's result counts as its own (the callee's
-    buffers are counted inside it, while it runs), and a parameter's as the caller's."""
+    buffers are counted inside it, while it runs).  (Whether a parameter's count is the caller's
+    choice: memory.PeakLive's `with_parameters`.)"""
     op = ins.opcode
     if op == "call" or op == "conditional":
         return ins.shape
