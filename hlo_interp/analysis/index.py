@@ -78,7 +78,6 @@ class ComputationIndex:
         instrs = comp.instructions
         n = len(instrs)
         self.at: dict[str, int] = {}  # name -> position (of its last definition)
-        self.sig: list[int] = []
         self.last: list[int] = list(range(n))
         self.reps: list[int] = []
         self.keys: list = []
@@ -91,13 +90,12 @@ class ComputationIndex:
         self._counts: list | None = None
         self._named: tuple = (None, [])  # (a bound, the positions of the names up to it)
         at, last, live = self.at, self.last, self.live
-        add_sig = self.sig.append
+        sig = self.sig = [0] * n
         numbers: dict[tuple, int] = {}
-        shape_ids: list = []  # by position: id(shape), None without one
-        add_shape_id = shape_ids.append
+        shape_ids: list = [0] * n  # by position: id(shape), id(None) without one
+        shapeless = id(None)  # an operand without a shape: its user has no signature (of its own only)
         unread = SIGNATURE_UNREAD
         keyed = _KEYED
-        shapeless = False  # an instruction without a shape so far (its users have no signature)
         for i, ins in enumerate(instrs):
             op = ins.opcode
             operands = ins.operands
@@ -144,20 +142,16 @@ class ComputationIndex:
             if s is None:
                 # a new signature; only whole keys are remembered (the others never match)
                 s = len(self.reps)
-                if op in keyed and akey is not None and ids is not None and not (shapeless and None in ids):
+                if op in keyed and akey is not None and ids is not None and shapeless not in ids:
                     numbers[key] = s
                 else:
                     key = None
                 self._add(i, ins, key)
-            add_sig(s)
+            sig[i] = s
             if live[s] is None and operands:
                 self.views[i] = self._view(operands)
             at[ins.name] = i
-            if shape is None:
-                shapeless = True
-                add_shape_id(None)
-            else:
-                add_shape_id(id(shape))
+            shape_ids[i] = id(shape)
         # a view's last use is a last use of the buffers it lives in
         for v, bs in self.views.items():
             used = last[v]
