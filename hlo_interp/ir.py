@@ -455,17 +455,18 @@ class ReplicaGroups:
 # Module structure
 
 class Location:
-    """A place in the source text; line and column are worked out only when asked for."""
-    __slots__ = ("_source", "offset", "_lc")
+    """A place in the source text (`source`, a diagnostics.SourceText); line and column are worked out
+    only when asked for."""
+    __slots__ = ("source", "offset", "_lc")
 
     def __init__(self, source, offset: int):
-        self._source = source
+        self.source = source
         self.offset = offset
         self._lc = None
 
     def _get(self):
         if self._lc is None:
-            self._lc = self._source.line_col(self.offset)
+            self._lc = self.source.line_col(self.offset)
         return self._lc
 
     @property
@@ -478,16 +479,16 @@ class Location:
 
     @property
     def source_line(self) -> str:
-        return self._source.line_text(self.line)
+        return self.source.line_text(self.line)
 
     @property
     def filename(self) -> str:
-        return self._source.filename
+        return self.source.filename
 
     @property
     def source_text(self) -> str:
         """The whole text this location is in."""
-        return self._source.text
+        return self.source.text
 
     def __repr__(self):
         return f"Location({self.line}:{self.column})"
@@ -518,8 +519,8 @@ class Instruction:
         if self.loc is None:
             return None
         if isinstance(offsets, int):
-            offsets = self.operand_offsets = _name_list_offsets(self.loc._source.text, offsets, len(self.operands))
-        return Location(self.loc._source, offsets[k]) if k < len(offsets) else None
+            offsets = self.operand_offsets = _name_list_offsets(self.loc.source.text, offsets, len(self.operands))
+        return Location(self.loc.source, offsets[k]) if k < len(offsets) else None
 
     def _key(self):
         return (self.name, self.opcode, self.shape, tuple(self.operands), self.attrs, self.literal,
@@ -596,7 +597,7 @@ def _attr_locs_get(self: Instruction) -> dict[str, Location]:
     locs = d.get("_attr_locs")
     if locs is None:
         raw = d.pop("_attr_offsets", ())
-        source = self.loc._source if raw else None
+        source = self.loc.source if raw else None
         locs = d["_attr_locs"] = {a[0]: Location(source, a[1]) for a in raw}
     return locs
 

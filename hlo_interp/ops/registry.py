@@ -75,5 +75,5 @@ def error_at(ins: Any, message: str) -> HloError:
     """An HloError located at an instruction (for run-time failures: bad indices, guards, ...)."""
     loc = getattr(ins, "loc", None)
     if loc is not None:
-        return HloError.at(loc._source, loc.offset, message)
+        return HloError.at(loc.source, loc.offset, message)
     return HloError(message)

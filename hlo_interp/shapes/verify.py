@@ -398,7 +398,7 @@ class _Checker:
         for c in module.computations:
             loc = c.loc or next((i.loc for i in c.instructions if i.loc is not None), None)
             if loc is not None:
-                self.source = loc._source
+                self.source = loc.source
                 if self.filename is None:
                     self.filename = loc.filename
                 break

@@ -411,28 +411,35 @@ def computation_text(comp: ir.Computation, opts: PrintOptions = PrintOptions(), 
     if opts.reuse_source and not (names or opts.strip_metadata or opts.strip_backend_config):
         # Canonical lines are copied from the source; consecutive ones written there as the printer
         # joins them ("\n  " between) are copied as one span.
-        run_text = None
+        run_source = run_text = None
         run_start = run_end = 0
         for ins in comp.instructions:
             end = ins.canonical_end
             if end is not None:
                 loc = ins.loc
+                start = loc.offset
+                # (the common case first: the line right after the run's last one, in the same text)
+                if start == run_end + 3 and loc.source is run_source and not ins.is_root \
+                        and run_text.startswith("\n  ", run_end):
+                    run_end = end
+                    continue
                 text = loc.source_text
-                start = loc.offset - 5 if ins.is_root else loc.offset
+                if ins.is_root:
+                    start -= 5
                 if not ins.is_root or text.startswith("ROOT ", start):
                     if text is run_text and start == run_end + 3 and text.startswith("\n  ", run_end):
                         run_end = end
                         continue
                     if run_text is not None:
-                        lines.append("  " + run_text[run_start:run_end])
-                    run_text, run_start, run_end = text, start, end
+                        lines.append(_indented_span(run_text, run_start, run_end))
+                    run_source, run_text, run_start, run_end = loc.source, text, start, end
                     continue
             if run_text is not None:
-                lines.append("  " + run_text[run_start:run_end])
-                run_text = None
+                lines.append(_indented_span(run_text, run_start, run_end))
+                run_source = run_text = None
             lines.append("  " + instruction_text(ins, opts, imap, cmap))
         if run_text is not None:
-            lines.append("  " + run_text[run_start:run_end])
+            lines.append(_indented_span(run_text, run_start, run_end))
     else:
         for ins in comp.instructions:
             lines.append("  " + instruction_text(ins, opts, imap, cmap))
@@ -441,6 +448,14 @@ def computation_text(comp: ir.Computation, opts: PrintOptions = PrintOptions(), 
         tail += f", {key}={_str(val) if isinstance(val, str) else generic(val)}"
     lines.append(tail)
     return "\n".join(lines)
+
+
+def _indented_span(text: str, start: int, end: int) -> str:
+    """`  ` + text[start:end], copied once when the text has the two spaces there (a span of lines of
+    a large module is most of the output)."""
+    if start >= 2 and text.startswith("  ", start - 2):
+        return text[start - 2:end]
+    return "  " + text[start:end]
 
 
 def header_text(m: ir.Module) -> str:
@@ -502,4 +517,5 @@ def to_text(m: ir.Module, opts: Optional[PrintOptions] = None, **kw) -> str:
     for comp in m.computations:
         out.append(computation_text(comp, opts, names))
         out.append("")
-    return "\n".join(out) + "\n"
+    out.append("")  # (the text ends with a blank line: joined once, not copied again)
+    return "\n".join(out)
