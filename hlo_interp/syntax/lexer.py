@@ -532,20 +532,15 @@ class HloLexer:
                 return None
         name_pos = m.start(2)
         shape_pos = m.start(3)
-        tail = m.lastindex  # (the group that closed last: one of the line's end, if it matched)
-        if tail < _TAIL_METADATA_CANON:
-            p = m.end()  # after the operands: the attributes follow
-        elif tail == _TAIL_EOL:
-            p = m.start(tail)
-        else:
-            p = m.start(tail) - 11  # before `, metadata=`
+        p = m.end()  # (after the operands when the line goes on: its attributes follow)
+        # the form of the operands, their text (inside the parentheses) and where it starts
         if opcode is not None:
             ok = self.fast_opcodes.get(opcode)
             if ok is None:
                 ok = self._fast_opcode(opcode)
             if not ok:
                 return None
-            form, op_pos, args_pos = FAST_CALL_CANON, p - len(args) - len(opcode) - 2, 0
+            form, args_pos = FAST_CALL_CANON, m.start(5)
         elif call is not None:
             paren = call.index("(")
             opcode = call[:paren]
@@ -554,11 +549,11 @@ class HloLexer:
                 ok = self._fast_opcode(opcode)
             if not ok:
                 return None
-            form, op_pos, args, args_pos = FAST_CALL, p - len(call), call[paren + 1:-1], 0
+            form, args, args_pos = FAST_CALL, call[paren + 1:-1], m.start(6) + paren + 1
         elif pnum is not None:
-            form, opcode, op_pos, args, args_pos = FAST_PARAMETER, "parameter", p - len(pnum) - 11, pnum, 0
+            form, opcode, args, args_pos = FAST_PARAMETER, "parameter", pnum, m.start(7)
         elif const is not None:
-            form, opcode, op_pos, args, args_pos = FAST_CONSTANT, "constant", p - len(const) - 10, const, p - len(const) - 1
+            form, opcode, args, args_pos = FAST_CONSTANT, "constant", const, m.start(8)
         else:  # NAME `(` NAME (`,` NAME)* `)`, with comments between: the grammar's rhs_op
             ok = self.fast_opnames.get(opname)
             if ok is None:
@@ -568,20 +563,20 @@ class HloLexer:
                                                   and probe.end() == len(opname))
             if not ok:
                 return None
-            form, opcode, op_pos, args, args_pos = FAST_OPERANDS, opname, p - len(opargs) - len(opname) - 2, opargs, 0
+            form, opcode, args, args_pos = FAST_OPERANDS, opname, opargs, m.start(10)
         # written with single spaces, as the printer writes it: `ROOT %n = f32[] op(...), k=v`
         spaced = self.fast_canonical and (shape_pos == name_pos + len(name) + 3
-                                          and op_pos == shape_pos + len(shape) + 1
+                                          and args_pos == shape_pos + len(shape) + len(opcode) + 2
                                           and (root is None or name_pos == m.start(1) + 5))
+        tail = m.lastindex  # (the group that closed last: one of the line's end, if it matched)
         if tail >= _TAIL_METADATA_CANON:  # nothing more on the line, or only `, metadata={...}`
             if tail == _TAIL_EOL:
                 attrs = []
             else:
-                value = md if md is not None else md_canon
-                p = m.end()
-                attrs = [("metadata", p - len(value) - 9, V_KV if md is not None else V_KV_CANON, value,
-                          p - len(value))]
-            return (root is not None, name, name_pos, shape, shape_pos, form, opcode, op_pos, args, args_pos, attrs,
+                vpos = m.start(tail)
+                attrs = [("metadata", vpos - 9, V_KV if md is not None else V_KV_CANON,
+                          md if md is not None else md_canon, vpos)]
+            return (root is not None, name, name_pos, shape, shape_pos, form, opcode, args, args_pos, attrs,
                     p if spaced else -1, p)
         attrs = []
         if text.startswith(",", p):
@@ -659,7 +654,7 @@ class HloLexer:
                     break  # the end of the line (fast_attr looked ahead for it)
         elif self.fast_eol.match(text, p, end) is None:
             return None
-        return (root is not None, name, name_pos, shape, shape_pos, form, opcode, op_pos, args, args_pos, attrs,
+        return (root is not None, name, name_pos, shape, shape_pos, form, opcode, args, args_pos, attrs,
                 p if spaced else -1, p)
 
     def _fast_regexes(self, with_metadata: int) -> tuple:

@@ -516,8 +516,7 @@ class _Builder:
         opcode table), built directly.  A metadata={...} value of keys and plain strings or integers
         stays text until the instruction's attrs are first read (ir.Instruction.pending_metadata).
         A line that is exactly what the printer writes for it gets `canonical_end`."""
-        (is_root, name, name_pos, shape_text, shape_pos, form, opcode, op_pos, args, args_pos,
-         raw_attrs, end, _) = data
+        (is_root, name, name_pos, shape_text, shape_pos, form, opcode, args, args_pos, raw_attrs, end, _) = data
         got = _LINE_SHAPES.get(shape_text)
         source = self.ctx.source
         if got is None:
@@ -537,7 +536,7 @@ class _Builder:
         literal = param_no = None
         if form == _FAST_CALL_CANON:  # `%a, %b` as the printer writes it
             operands = args[1:].split(", %") if args else []
-            offsets = op_pos + len(opcode) + 1
+            offsets = args_pos
         elif form == _FAST_CALL:  # `%a, %b`: where each name is, is worked out when asked for
             if args:  # (names have no '%' or ' ' in them)
                 operands = args.replace("%", "").replace(" ", "").split(",")
@@ -546,7 +545,7 @@ class _Builder:
                     canonical = False
             else:
                 operands = []
-            offsets = op_pos + len(opcode) + 1
+            offsets = args_pos
         elif form == _FAST_PARAMETER:
             operands = []
             param_no = int(args)
@@ -554,8 +553,7 @@ class _Builder:
             if canonical and str(param_no) != args:
                 canonical = False
         elif form == _FAST_OPERANDS:  # what rhs_op makes of plain operand names
-            start = op_pos + len(opcode) + 1
-            found = [(m.group(1), start + m.start()) for m in _OPERAND_NAMES.finditer(args)]
+            found = [(m.group(1), args_pos + m.start()) for m in _OPERAND_NAMES.finditer(args)]
             operands = [n for n, _ in found]
             offsets = tuple(o for _, o in found)
             if canonical and args != ", ".join(("%" if i % 5 or not i else f"/*index={i}*/%") + o
