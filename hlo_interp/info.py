@@ -15,7 +15,7 @@ The analyses live in hlo_interp.analysis; the text and table rendering in info_t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from heapq import nsmallest
 from itertools import repeat
 
@@ -28,6 +28,7 @@ from .analysis.memory import PeakLive, array_leaves, buffer_logical_bytes, buffe
 from .diagnostics import HloError
 from .diagnostics import format_bytes as human_bytes
 from .info_text import sections, to_text
+from .records import record
 
 __all__ = ["SCHEMA", "ModuleInfo", "Ranked", "cost_of", "human_bytes", "module_info", "sections", "to_text"]
 
@@ -37,7 +38,7 @@ SCHEMA = "hlo-info/1"
 # Result records
 
 
-@dataclass
+@record
 class ComputationInfo:
     name: str
     kind: str
@@ -45,7 +46,7 @@ class ComputationInfo:
     callers: list[str] = field(default_factory=list)  # "instruction (computation)"
 
 
-@dataclass
+@record
 class Value:
     """A parameter or result: its shape as written and its sizes."""
     name: str
@@ -56,7 +57,7 @@ class Value:
     number: int | None = None
 
 
-@dataclass
+@record
 class InstructionCost:
     name: str
     opcode: str
@@ -65,7 +66,7 @@ class InstructionCost:
     bytes_accessed: float
 
 
-@dataclass
+@record
 class Buffer:
     name: str
     computation: str
@@ -76,7 +77,7 @@ class Buffer:
     memory_space: int  # S(n); -1 when the arrays of a tuple result live in different spaces
 
 
-@dataclass
+@record
 class SpaceTotal:
     memory_space: int
     name: str
@@ -181,7 +182,7 @@ class Ranked(Sequence):
         return f"Ranked({self._n} rows)"
 
 
-@dataclass
+@record
 class ModuleInfo:
     module: str
     computation: str  # the computation the signature, cost and memory report are about

@@ -15,10 +15,10 @@ Custom calls have no known cost: XLA marks them -1; here they count 0 and are li
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from .. import ir, layout
 from ..opcodes import OPCODES, opcodes_where, split_async
+from ..records import record
 from .calls import located_error
 from .index import ComputationIndex, ModuleIndex, signature
 from .memo import by_shape
@@ -26,7 +26,7 @@ from .memo import by_shape
 POINTER_SIZE = 8  # XLA:CPU's sizeof(void*): a tuple's index table entry, an opaque value
 
 
-@dataclass
+@record
 class Cost:
     flops: float = 0.0
     transcendentals: float = 0.0
