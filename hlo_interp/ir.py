@@ -12,7 +12,7 @@ from dataclasses import field
 from functools import partial
 from itertools import compress
 from operator import attrgetter, eq
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 from .records import record
 from .types import PrimitiveType
@@ -546,13 +546,14 @@ class Instruction:
     def attrs_as_parsed(self) -> tuple[dict[str, Any], Optional[str]]:
         """(attrs, pending metadata text) without decoding the metadata: while the text is pending,
         attrs["metadata"] is None.  For printers, and for readers that skip `metadata` (the verifier's
-        and the cost analysis' signature keys, the call index); everyone else reads `attrs`."""
+        and the cost analysis' signature keys, the call index); everyone else reads `attrs`.  Read only:
+        while the text is pending, the dict may be shared by many instructions (`attrs` copies it)."""
         return self.__dict__["_attrs"], self.__dict__.get("pending_metadata")
 
 
 def parsed_instruction(name: str, opcode: str, shape: Optional[Shape], operands: list[str], attrs: dict[str, Any],
                        literal: Optional[Literal], parameter_number: Optional[int], is_root: bool, loc: Location,
-                       attr_offsets: list, operand_offsets: Union[tuple[int, ...], int]) -> Instruction:
+                       attr_offsets: Sequence[tuple], operand_offsets: Union[tuple[int, ...], int]) -> Instruction:
     """Instruction(name, opcode, ...) with the other fields at their defaults, as the parser's fast path
     makes a hundred thousand of them: the same object, its fields set at once (a quarter of the time
     of the dataclass's __init__; tests/test_parse_fast.py checks that the two agree).  Fields at their
@@ -578,7 +579,8 @@ _new_object = object.__new__
 def _attrs_get(self: Instruction) -> dict[str, Any]:
     d = self.__dict__
     if "pending_metadata" in d:
-        d["_attrs"]["metadata"] = metadata_from_text(d.pop("pending_metadata"))
+        attrs = d["_attrs"] = dict(d["_attrs"])  # (the parser shares one dict among pending instructions)
+        attrs["metadata"] = metadata_from_text(d.pop("pending_metadata"))
     return d["_attrs"]
 
 

@@ -384,6 +384,16 @@ def test_metadata_text_decoded_when_attrs_are_read():
     assert ins.pending_metadata == '{op_name="x"}'
     assert ins.attrs_as_parsed() == ({"metadata": None}, '{op_name="x"}')
     assert ins.attrs == {"metadata": {"op_name": "x"}} and ins.pending_metadata is None
+    # instructions left pending may share their attribute dict: decoding one leaves the others as they were
+    text = ('HloModule m\n\nENTRY %e (a: f32[]) -> f32[] {\n  %a = f32[] parameter(0), metadata={op_name="a"}\n'
+            '  ROOT %b = f32[] negate(%a), metadata={op_name="b"}\n}\n\n')
+    a, b = hlo_interp.parse(text).entry.instructions
+    assert a.attrs_as_parsed() == ({"metadata": None}, '{op_name="a"}')
+    assert b.attrs_as_parsed() == ({"metadata": None}, '{op_name="b"}')
+    a.attrs["metadata"]["op_name"] = "changed"
+    assert b.attrs_as_parsed() == ({"metadata": None}, '{op_name="b"}')
+    assert (a.attrs, b.attrs) == ({"metadata": {"op_name": "changed"}}, {"metadata": {"op_name": "b"}})
+    assert hlo_interp.parse(text).entry.instructions[1].attrs_as_parsed()[0] == {"metadata": None}
     # escapes are decoded at once (their errors are the parser's)
     mul = m.computation("fused_computation").root
     assert mul.pending_metadata is None and mul.attrs_as_parsed()[0]["metadata"]["source_file"] == "a\tb.py"

@@ -571,11 +571,11 @@ class HloLexer:
         tail = m.lastindex  # (the group that closed last: one of the line's end, if it matched)
         if tail >= _TAIL_METADATA_CANON:  # nothing more on the line, or only `, metadata={...}`
             if tail == _TAIL_EOL:
-                attrs = []
+                attrs = ()
             else:
                 vpos = m.start(tail)
-                attrs = [("metadata", vpos - 9, V_KV if md is not None else V_KV_CANON,
-                          md if md is not None else md_canon, vpos)]
+                attrs = (("metadata", vpos - 9, V_KV if md is not None else V_KV_CANON,
+                          md if md is not None else md_canon, vpos),)
             return (root is not None, name, name_pos, shape, shape_pos, form, opcode, args, args_pos, attrs,
                     p if spaced else -1, p)
         attrs = []

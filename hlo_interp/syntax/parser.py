@@ -578,7 +578,7 @@ class _Builder:
                 # its kind).
                 if canonical and kind == _V_KV and (_CANONICAL_METADATA or _canonical_metadata())(vtext) is None:
                     canonical = False
-                ins = _new_instruction(name, opcode, shape, operands, {"metadata": None}, literal, param_no,
+                ins = _new_instruction(name, opcode, shape, operands, _PENDING_METADATA, literal, param_no,
                                        is_root, ir.Location(source, name_pos), raw_attrs, offsets)
                 ins.pending_metadata = vtext
                 if canonical:
@@ -1150,6 +1150,9 @@ _FAST_CALL_CANON = _lexer.FAST_CALL_CANON
 _V_KV = _lexer.V_KV
 _SLICE_RANGES = re.compile(r"\[([-+]?[0-9]+):([-+]?[0-9]+)(?::([-+]?[0-9]+))?\]")
 _new_instruction = ir.parsed_instruction
+# The attributes of every instruction whose only attribute is metadata left as text: one dict, never
+# changed (ir.Instruction.attrs copies it when it decodes the text; attrs_as_parsed is read only).
+_PENDING_METADATA = {"metadata": None}
 _MISSING = object()
 # (opcode, attribute names as written) -> (their specs, the order of their indices in canonical
 # order, whether _check_attr_forms has something to check), or False: unknown or repeated names
