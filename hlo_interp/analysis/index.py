@@ -227,7 +227,12 @@ class ComputationIndex:
                 return at
             names = self.names()
             return [p for p in at if names[p] <= bound]
-        at = list(compress(range(len(self.sig)), map(bound.__ge__, self.names())))
+        names = self.names()
+        if len(self.at) == len(names):  # each name defined once
+            table = self.at
+            at = [table[n] for n in names if n <= bound]
+        else:
+            at = [p for p, n in enumerate(names) if n <= bound]
         self._named = (bound, at)
         return at
 
