@@ -1195,14 +1195,18 @@ def _skip_space_comments(text: str, k: int) -> int:
             return k
 
 
+_GROUP_CHARS = re.compile(r"[][(){},]")
+
+
 def _group_items(text: str, i: int) -> Optional[tuple[list[int], int]]:
     """Offsets of the top-level, comma-separated items of the group opening at text[i] ('(' or '{'),
     and the offset just past its closing bracket; None when it does not close."""
     depth = 0
     items: list[int] = []
     start = i + 1
-    for j in range(i, len(text)):
-        c = text[j]
+    for m in _GROUP_CHARS.finditer(text, i):  # (the characters that matter, found in C)
+        c = m.group()
+        j = m.start()
         if c in "([{":
             depth += 1
         elif c in ")]}":
