@@ -20,7 +20,8 @@ line break inside) is lexed token by token, and a parse that fails with fast tok
 them (parser._parse), so that errors are those of the grammar.
 Consecutive instruction lines make one FAST token (_fast_block), each line built by the parser as it is
 read.  Measured on a 28.8 MB XLA:CPU dump: 2.0 MB/s token by token, 6 MB/s with one token per line;
-one per block, with metadata kept as text: 8-12 MB/s (bench/parse.py).
+one per block, with metadata kept as text: 8-12 MB/s (bench/parse.py).  A line with no attribute or
+with metadata alone (most lines of a dump) is read by the one regex match that reads its head.
 """
 from __future__ import annotations
 

@@ -7,7 +7,10 @@ as single tokens (lexer.py, built by fast_instruction/fast_signature below with 
 callbacks), metadata and int lists decoded once per distinct text (_Ctx.brace_cache) 6 MB/s;
 consecutive lines as one token, each built directly (_Builder.fast_line: attribute values decoded once
 per distinct text, metadata kept as text until read, attribute locations made when asked for) about
-10 MB/s (bench/parse.py: 1 MB dump and the synthetic 100k-instruction module).
+10 MB/s (bench/parse.py: 1 MB dump and the synthetic 100k-instruction module); the common line (no
+attribute, or metadata alone) read by one regex match and built without an attribute plan, instance
+dicts holding only the fields not at their default, canonical lines marked only for fmt
+(canonical_lines): the synthetic module (12.5 MB) in 0.50 s, 25 MB/s (hlo fmt 0.56 s, 0.79x XLA's parser).
 """
 from __future__ import annotations
 
