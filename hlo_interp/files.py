@@ -14,13 +14,13 @@ import io
 import os
 import re
 import sys
-import tempfile
-import zipfile
 import zlib
-from pathlib import Path
-from typing import Any, Callable, Union
+from typing import TYPE_CHECKING, Any, Callable, Union
 
 from .diagnostics import HloError
+
+if TYPE_CHECKING:
+    import zipfile
 
 
 class InputError(ValueError):
@@ -84,6 +84,8 @@ def _stored_npy(data: bytearray, info: zipfile.ZipInfo):
     (the arrays of a large input file are not copied three times over).  Its CRC is checked as
     zipfile would.  None for anything else (compressed, an unusual header, a type NumPy does not
     know): the general reader handles those, and their errors."""
+    import zipfile
+
     import numpy as np
     if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 0x1:
         return None
@@ -172,10 +174,9 @@ def load_arrays(path, max_bytes: "int | None" = None,
     limit = half_of_memory() if max_bytes is None else int(max_bytes)
     if expect_bytes is not None:
         limit = min(limit, int(expect_bytes))
-    p = Path(path)
     from .diagnostics import TooLarge, read_limited
     try:
-        with open(p, "rb") as f:
+        with open(path, "rb") as f:
             data = _read_whole(f, limit + _HEADER_SLACK)
             if data is None:
                 data = read_limited(f, limit + _HEADER_SLACK)
@@ -189,6 +190,7 @@ def load_arrays(path, max_bytes: "int | None" = None,
         what = "what the parameters need" if expect_bytes is not None and limit == expect_bytes else "the limit"
         raise InputError(f"{path}: larger than {what} ({limit} bytes, --max-bytes): refused") from None
     if data[:4] == b"PK\x03\x04" or data[:4] == b"PK\x05\x06":
+        import zipfile  # (here, not at import: check and info end through end_process, start-up time)
         try:
             with zipfile.ZipFile(io.BytesIO(data)) as z:
                 out = {}
@@ -253,6 +255,7 @@ def write_atomic(path, data: Union[bytes, str, Callable[[Any], None]]) -> None:
     if os.path.islink(path):
         path = os.path.realpath(path)
     folder = os.path.dirname(path) or "."
+    import tempfile
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
     except OSError as e:
@@ -318,6 +321,8 @@ def _fsync_folder(folder: str) -> None:
 def save_arrays(path, arrays: "dict[str, Any]") -> None:
     """Write {key: array} as a .npz (stored, not compressed; Zip64 for big arrays), atomically, keeping
     ml_dtypes element types (see npy_bytes); byte-identical for identical arrays (fixed time stamps)."""
+    import zipfile
+
     def write(f):
         with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as z:
             for key, a in arrays.items():
@@ -331,7 +336,7 @@ def save_arrays(path, arrays: "dict[str, Any]") -> None:
 
 def save_results(path, leaves: list) -> None:
     """Result leaves as .npz (out0, out1, ...) or, for a path ending in .npy, the single leaf."""
-    if Path(path).suffix.lower() == ".npy":
+    if os.path.splitext(str(path))[1].lower() == ".npy":
         write_atomic(path, npy_bytes(leaves[0]))
     else:
         save_arrays(path, {f"out{k}": a for k, a in enumerate(leaves)})

@@ -45,6 +45,15 @@ def test_fmt_and_check_import_nothing_heavy(args):
     assert heavy == [], f"`hlo {' '.join(args)}` imports {heavy}"
 
 
+@pytest.mark.parametrize("args", [("check", str(AFTER)), ("info", str(AFTER))])
+def test_check_and_info_import_no_file_writers(args):
+    """They write nothing and read no .npz: tempfile and zipfile (about 4 ms with what they pull in)
+    stay out, also at the end of the process (files.end_process)."""
+    names = _imported(*args)
+    assert "hlo_interp.files" in names  # (the end of the process went through it)
+    assert not names & {"tempfile", "zipfile"}, f"`hlo {' '.join(args)}` imports {sorted(names & {'tempfile', 'zipfile'})}"
+
+
 def test_error_message_imports_nothing_heavy(tmp_path):
     bad = tmp_path / "bad.hlo"
     bad.write_text("HloModule m\nENTRY e {\n  ROOT x = f32[] add(%a, )\n}\n")
