@@ -429,7 +429,9 @@ def run_stage(args) -> None:
         elif not ours["ok"]:
             rec.update(outcome="our error", our_error=ours["error"])
         else:
-            data = np.load(x["out"])
+            # (XLA's outputs are the .npz beside the cached outcome: the path recorded in it may be
+            # relative to where an earlier run's --out was)
+            data = np.load(work / f"{m['id']}.xla.npz")
             want = []
             for i, md in enumerate(x["meta"]):
                 a = data[f"out{i}"]
