@@ -183,7 +183,7 @@ class CostAnalysis:
         op = ins.opcode
         if op in _FREE:
             return _NO_COST
-        key = signature(ins, self.mod.ins(comp)) if op in _BY_SIGNATURE else None
+        key = signature(ins, self.mod.of(comp)) if op in _BY_SIGNATURE else None
         if key is not None:
             got = self.by_signature.get(key)
             if got is not None:
@@ -356,7 +356,7 @@ class CostAnalysis:
                     return self._instruction(fused, f)
         sub = self.computation(fused)
         c = Cost(sub.flops, sub.transcendentals, 0.0)
-        table = self.mod.ins(fused)
+        table = self.mod.of(fused)  # (name -> instruction)
         root = fused.root
         # the result: what the fusion writes (a dynamic-update-slice root writes only its update)
         shape = ins.shape
@@ -379,7 +379,7 @@ class CostAnalysis:
         # each parameter: what its users read
         users = self._users(fused)
         for p in fused.parameters():
-            c.bytes_accessed += self._param_read_bytes(p, users, table)
+            c.bytes_accessed += self._param_read_bytes(p, users)
         return c
 
     def _users(self, comp: ir.Computation) -> dict[str, list[ir.Instruction]]:
@@ -393,7 +393,7 @@ class CostAnalysis:
                     users.setdefault(o, []).append(f)
         return users
 
-    def _param_read_bytes(self, p: ir.Instruction, users, table) -> float:
+    def _param_read_bytes(self, p: ir.Instruction, users) -> float:
         if isinstance(p.shape, ir.TupleShape):
             # each leaf: follow get-tuple-element users down its index path as far as they go, and
             # count what the instruction reached reads (the tuple parameter itself: its index table)

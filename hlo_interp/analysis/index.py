@@ -190,13 +190,12 @@ class ComputationIndex:
         """Signatures again, with every name of the computation known (an operand named before its
         definition has the shape of that definition; an undefined one makes a signature of its own)."""
         instrs = self.comp.instructions
-        table = {i.name: i for i in instrs}
         self.reps.clear()
         self.keys.clear()
         self.live.clear()
         numbers: dict[tuple, int] = {}
         for i, ins in enumerate(instrs):
-            key = signature(ins, table)
+            key = signature(ins, self)  # (every name is in the table now)
             s = None if key is None else numbers.get(key)
             if s is None:
                 s = len(self.reps)
@@ -205,10 +204,14 @@ class ComputationIndex:
                 self._add(i, ins, key)
             self.sig[i] = s
 
-    def instruction(self, name: str):
+    def get(self, name: str):
         """The instruction named `name` (its last definition), or None."""
         k = self.at.get(name)
         return None if k is None else self.comp.instructions[k]
+
+    def __getitem__(self, name: str) -> ir.Instruction:
+        """The instruction named `name` (its last definition); KeyError when there is none."""
+        return self.comp.instructions[self.at[name]]
 
     def names(self) -> list[str]:
         """The instructions' names, by position (shared: do not change)."""
@@ -251,8 +254,9 @@ class ComputationIndex:
         return list(compress(range(len(self.sig)), map(wanted.__contains__, self.sig)))
 
 
-def signature(ins: ir.Instruction, table: dict):
-    """The signature key of `ins`, its operands looked up in `table` (name -> instruction); None when
+def signature(ins: ir.Instruction, table):
+    """The signature key of `ins`, its operands looked up in `table` (a ComputationIndex, or a dict:
+    name -> instruction); None when
     it has none of its own (a custom call, an unknown opcode, an undefined operand or one without a
     shape, an attribute value of a type no key holds)."""
     if ins.opcode not in _KEYED:
@@ -274,13 +278,12 @@ def signature(ins: ir.Instruction, table: dict):
 
 
 class ModuleIndex:
-    """Name tables of a module (computations by name, instructions by name per computation), who
-    calls whom, and a ComputationIndex of each computation (`of(comp)`)."""
+    """Name tables of a module: computations by name, and a ComputationIndex of each computation
+    (`of(comp)`: its instructions by name, get / [], and the rest of its one pass); who calls whom."""
 
     def __init__(self, m: ir.Module):
         self.m = m
         self.comps = {c.name: c for c in m.computations}
-        self._by_name: dict[str, dict[str, ir.Instruction]] = {}
         self.callers: dict[str, list[tuple[ir.Instruction, str, str]]] = {c.name: [] for c in m.computations}
         self._index: dict[int, ComputationIndex] = {}
         for c in m.computations:
@@ -306,17 +309,11 @@ class ModuleIndex:
         computation, in order."""
         return self.of(comp).calling
 
-    def ins(self, comp: ir.Computation) -> dict[str, ir.Instruction]:
-        t = self._by_name.get(comp.name)
-        if t is None:
-            t = self._by_name[comp.name] = {i.name: i for i in comp.instructions}
-        return t
-
     def operand_shapes(self, comp: ir.Computation, ins: ir.Instruction) -> list:
         x = self.of(comp)
         out = []
         for k, n in enumerate(ins.operands):
-            o = x.instruction(n)
+            o = x.get(n)
             if o is not None and o.shape is not None:
                 out.append(o.shape)
             elif ins.operand_shapes and k < len(ins.operand_shapes) and ins.operand_shapes[k] is not None:
