@@ -559,8 +559,9 @@ def parsed_instruction(name: str, opcode: str, shape: Optional[Shape], operands:
     of the dataclass's __init__; tests/test_parse_fast.py checks that the two agree).  Fields at their
     default are left to the class (a dict of at most 10 keys, the parser's two extras included, takes
     half the memory and time of one with every field): a reader of the instance dict (the verifier's
-    loop) gets `is_root`, `literal`, `parameter_number`, `unknown_attrs` and `operand_shapes` with .get.  attr_locs is made when first read, from
-    `attr_offsets`: (name, offset in loc's source, ...) per attribute."""
+    loop) gets `is_root`, `literal`, `parameter_number`, `unknown_attrs` and `operand_shapes` with
+    .get.  attr_locs is made when first read, from `attr_offsets`: (name, offset in loc's source, ...)
+    per attribute."""
     ins = _new_object(Instruction)
     d = ins.__dict__ = {"name": name, "opcode": opcode, "shape": shape, "operands": operands, "_attrs": attrs,
                         "loc": loc, "_attr_offsets": attr_offsets, "operand_offsets": operand_offsets}
